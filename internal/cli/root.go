@@ -1,0 +1,63 @@
+// Package cli is rally's command line. Commands are built by constructors
+// and wired together in newRoot; nothing registers itself in init.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+)
+
+// version is overridden at link time (-ldflags "-X ...cli.version=v1.2.3").
+var version = "dev"
+
+// streams are the process's standard files, passed down so that every command
+// can be driven from a test without touching the real ones.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// exitError carries a specific exit status out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// Main runs rally with the given arguments and returns the process exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	s := streams{in: stdin, out: stdout, err: stderr}
+	root := newRoot(s)
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		fmt.Fprintln(stderr, "rally:", err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		return 1
+	}
+	return 0
+}
+
+func newRoot(s streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "rally",
+		Short:         "An LLM agent whose turns survive provider failures",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(s.in)
+	root.SetOut(s.out)
+	root.SetErr(s.err)
+	root.AddCommand(
+		newClassifyCmd(s),
+	)
+	return root
+}
