@@ -3,7 +3,6 @@ package retry
 import (
 	"errors"
 	"net/http"
-	"time"
 )
 
 // Failure describes one failed model call in plain terms, so that the same
@@ -58,8 +57,6 @@ func FailureOf(err error) Failure {
 // Verdict is the classifier's answer about one failure.
 type Verdict struct {
 	Class Class
-	// Hint is how long the server asked us to wait, or 0 for no usable hint.
-	Hint time.Duration
 	// Reason says in a few words which rule decided, for logs and
 	// `rally classify`.
 	Reason string

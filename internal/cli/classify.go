@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/rally-agent/rally/retry"
+	"github.com/spf13/cobra"
+)
+
+func newClassifyCmd(s streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "classify",
+		Short: "Classify provider errors read as JSON lines on stdin",
+		Long: `Reads one JSON object per line on stdin, each describing a failed model call:
+
+  {"provider": "openai", "status": 429, "headers": {"retry-after": "2"}, "body": "…"}
+
+and writes one JSON line per input, in order, with its class (transient,
+usage_limit, context_overflow or fatal), the wait the server asked for, and
+the rule that decided:
+
+  {"class": "transient", "retryAfterMs": 2000, "reason": "transient: http 429"}
+
+"body" may be a string or a JSON value. A line that cannot be read gets an
+answer with "error", and the run goes on.`,
+		Example: `  echo '{"status":529,"body":"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}' | rally classify
+  rally classify < examples/errors.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return classifyLines(s.in, s.out, time.Now)
+		},
+	}
+}
+
+type classifyIn struct {
+	Provider string            `json:"provider"`
+	Status   int               `json:"status"`
+	Headers  map[string]string `json:"headers"`
+	Body     json.RawMessage   `json:"body"`
+}
+
+type classifyOut struct {
+	Class        string `json:"class,omitempty"`
+	RetryAfterMs *int64 `json:"retryAfterMs"`
+	Reason       string `json:"reason,omitempty"`
+	Error        string `json:"error,omitempty"`
+}
+
+// maxClassifyLine bounds one input line; error bodies are small, and a
+// runaway line must not eat the machine.
+const maxClassifyLine = 16 << 20
+
+func classifyLines(in io.Reader, out io.Writer, clock func() time.Time) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	for n := 1; ; n++ {
+		line, tooLong, err := readLine(r, maxClassifyLine)
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("classify: read line %d: %w", n, err)
+		}
+		var ans classifyOut
+		switch {
+		case tooLong:
+			ans = classifyOut{Error: fmt.Sprintf("classify: line %d: longer than %d bytes", n, maxClassifyLine)}
+		case len(bytes.TrimSpace(line)) == 0:
+			if err == io.EOF {
+				return nil
+			}
+			continue
+		default:
+			ans = classifyLine(line, clock())
+		}
+		if werr := enc.Encode(ans); werr != nil {
+			return fmt.Errorf("classify: write: %w", werr)
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// readLine reads one LF-terminated line of at most limit bytes. A longer
+// line is consumed whole and reported as tooLong, so the next line is read
+// correctly.
+func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(chunk) > limit {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, tooLong, err
+	}
+}
+
+func classifyLine(line []byte, now time.Time) classifyOut {
+	var in classifyIn
+	if err := json.Unmarshal(line, &in); err != nil {
+		return classifyOut{Error: "classify: bad input: " + err.Error()}
+	}
+	f := retry.Failure{Provider: in.Provider, Status: in.Status, Body: bodyText(in.Body)}
+	if len(in.Headers) > 0 {
+		f.Header = http.Header{}
+		for k, v := range in.Headers {
+			f.Header.Set(k, v)
+		}
+	}
+	v := retry.Classify(f)
+	o := classifyOut{Class: v.Class.String(), Reason: v.Reason}
+	if h := retry.Hint(f, now); h > 0 {
+		ms := h.Milliseconds()
+		o.RetryAfterMs = &ms
+	}
+	return o
+}
+
+// bodyText accepts the body as a JSON string or as any JSON value, which is
+// then classified as its text.
+func bodyText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}

@@ -1,0 +1,290 @@
+package retry
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+)
+
+// Classify gives a failure its class, following DESIGN §2.2 in order:
+// context overflow first, then an explicit x-should-retry header, then
+// structured fields (HTTP status, error type and code, Go transport error
+// types), then the text of the message, and Fatal for anything else.
+func Classify(f Failure) Verdict {
+	ft := parse(f)
+	if r := overflow(&ft); r != "" {
+		return Verdict{ContextOverflow, r}
+	}
+	if f.Header != nil {
+		switch strings.ToLower(strings.TrimSpace(f.Header.Get("x-should-retry"))) {
+		case "true":
+			if c, r := structured(f, &ft); c == UsageLimit {
+				return Verdict{c, r + "; x-should-retry: true"}
+			}
+			return Verdict{Transient, "x-should-retry: true"}
+		case "false":
+			return Verdict{Fatal, "x-should-retry: false"}
+		}
+	}
+	if c, r := structured(f, &ft); r != "" {
+		return Verdict{c, r}
+	}
+	if c, r := textual(&ft); r != "" {
+		return Verdict{c, r}
+	}
+	return Verdict{Fatal, "unrecognised error"}
+}
+
+// overflowCodes are structured codes that mean the request does not fit.
+var overflowCodes = []string{
+	"context_length_exceeded",
+	"model_context_window_exceeded",
+	"request_too_large",
+	"exceed_context_size_error",
+	"context_window_exceeded",
+	"string_above_max_length",
+}
+
+// overflowPhrases are lowercased message fragments, one or more per provider
+// family, that mean the request does not fit the context window.
+var overflowPhrases = []string{
+	"prompt is too long",                    // Anthropic
+	"exceeds the context window",            // OpenAI Responses
+	"maximum context length is",             // OpenAI, vLLM, DeepSeek
+	"maximum context length of",             //
+	"input is too long for requested model", // Bedrock
+	"input is too long",                     // Bedrock variants
+	"reduce the length of the messages",     // Groq, OpenAI
+	"maximum prompt length is",              // xAI
+	"maximum context length",                // Mistral "… too large for model with N maximum context length"
+	"exceeds the available context size",    // llama.cpp
+	"greater than the context length",       // LM Studio
+	"prompt filled the context window",      // Ollama
+	"context window exceeds limit",          // MiniMax
+	"context length exceeded",               //
+	"context_length_exceeded",               //
+	"context size has been exceeded",        // llama.cpp
+	"exceeds the maximum context",           //
+	"too many tokens in the prompt",         //
+	"400 (no body)",                         // some OpenAI-compatible hosts
+	"413 (no body)",                         //
+}
+
+func overflow(ft *facts) string {
+	for _, c := range ft.codes {
+		for _, o := range overflowCodes {
+			if c == o {
+				return "overflow code " + c
+			}
+		}
+	}
+	t := ft.text
+	for _, p := range overflowPhrases {
+		if strings.Contains(t, p) {
+			return "overflow: " + strings.TrimSpace(p)
+		}
+	}
+	// Gemini: "The input token count (N) exceeds the maximum number of
+	// tokens allowed (M)."
+	if i := strings.Index(t, "input token count"); i >= 0 && strings.Contains(t[i:], "exceeds the maximum") {
+		return "overflow: input token count exceeds the maximum"
+	}
+	// llama.cpp n_ctx variants: "requested tokens (N) exceed context window
+	// of M", "… > n_ctx".
+	if strings.Contains(t, "n_ctx") && (strings.Contains(t, "exceed") || strings.Contains(t, "too long") || strings.Contains(t, "larger")) {
+		return "overflow: n_ctx exceeded"
+	}
+	// A request larger than the whole tokens-per-minute budget can never
+	// succeed by waiting.
+	if strings.Contains(t, "request too large") && (strings.Contains(t, "tokens per minute") || strings.Contains(t, "tpm")) {
+		return "overflow: request larger than the tokens-per-minute budget"
+	}
+	if ft.status == 413 {
+		return "overflow: http 413"
+	}
+	return ""
+}
+
+// Structured codes, lowercased.
+var (
+	billingCodes = []string{
+		"insufficient_quota", "billing_hard_limit_reached", "insufficient_balance",
+		"billing_not_active", "payment_required", "insufficient_credits", "billing_error",
+	}
+	usageCodes = []string{
+		"usage_limit_reached", "usage_limit_exceeded", "daily_limit_exceeded",
+		"quota_exceeded_daily", "usage_not_included",
+	}
+	transientCodes = []string{
+		"overloaded_error", "overloaded", "rate_limit_error", "rate_limit_exceeded",
+		"rate_limit", "resource_exhausted", "unavailable", "internal", "deadline_exceeded",
+		"throttlingexception", "throttling", "servicequotaexceededexception",
+		"serviceunavailableexception", "modeltimeoutexception", "internalserverexception",
+		"modelnotreadyexception", "server_error", "api_error", "timeout", "service_unavailable",
+		"engine_overloaded", "too_many_requests", "internal_server_error", "slow_down",
+		"aborted",
+	}
+	fatalCodes = []string{
+		"authentication_error", "permission_error", "invalid_request_error",
+		"not_found_error", "invalid_api_key", "model_not_found", "invalid_argument",
+		"permission_denied", "unauthenticated", "not_found", "validationexception",
+		"accessdeniedexception", "resourcenotfoundexception", "unrecognizedclientexception",
+		"content_filter", "content_policy_violation", "failed_precondition",
+		"invalid_prompt", "unsupported_country_region_territory", "account_deactivated",
+	}
+)
+
+func hasCode(ft *facts, set []string) string {
+	for _, c := range ft.codes {
+		for _, s := range set {
+			if c == s {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+func structured(f Failure, ft *facts) (Class, string) {
+	if c := hasCode(ft, billingCodes); c != "" {
+		return Fatal, "billing: " + c
+	}
+	if ft.status == 402 {
+		return Fatal, "billing: http 402"
+	}
+	if isBilling(f.Provider, ft) {
+		return Fatal, "billing: out of credit"
+	}
+	if c := hasCode(ft, usageCodes); c != "" {
+		return UsageLimit, "usage limit: " + c
+	}
+	limited := ft.status == 429 || hasCode(ft, transientCodes) != ""
+	if limited && isLongQuota(ft) {
+		return UsageLimit, "usage limit: long-period quota"
+	}
+	if c := hasCode(ft, transientCodes); c != "" {
+		return Transient, "transient: " + c
+	}
+	switch s := ft.status; {
+	case s == 408 || s == 409 || s == 425 || s == 429:
+		return Transient, "transient: http " + itoa(s)
+	case s >= 500 && s <= 599:
+		return Transient, "transient: http " + itoa(s)
+	}
+	if c, r := transport(f.Err); r != "" {
+		return c, r
+	}
+	if c := hasCode(ft, fatalCodes); c != "" {
+		return Fatal, "fatal: " + c
+	}
+	if s := ft.status; s >= 400 && s <= 499 {
+		return Fatal, "fatal: http " + itoa(s)
+	}
+	return Fatal, ""
+}
+
+// isBilling reports an account that is out of money, which waiting never
+// fixes. OpenAI says "You exceeded your current quota, please check your
+// plan and billing details" for it, while Gemini uses the same first words
+// for a per-minute quota: so the quota sentence is billing only with a
+// billing word or at OpenAI-shaped providers.
+func isBilling(provider string, ft *facts) bool {
+	t := ft.text
+	for _, p := range []string{
+		"credit balance is too low", "insufficient balance", "insufficient_balance",
+		"insufficient credits", "out of credits", "billing hard limit",
+		"check your plan and billing details", "payment required", "add more credits",
+		"requires more credits", "your account is not active",
+	} {
+		if strings.Contains(t, p) {
+			return true
+		}
+	}
+	if strings.Contains(t, "exceeded your current quota") && hasCode(ft, []string{"resource_exhausted"}) == "" {
+		switch strings.ToLower(provider) {
+		case "gemini", "google", "vertex", "google-vertex", "google-generative-ai":
+			return false
+		}
+		return true
+	}
+	return false
+}
+
+// isLongQuota reports a quota that resets on a scale of hours to days:
+// per-day ids, plan or subscription caps, "usage limit" wording.
+func isLongQuota(ft *facts) bool {
+	for _, q := range ft.quotas {
+		if strings.Contains(q, "perday") || strings.Contains(q, "per_day") || strings.Contains(q, "daily") {
+			return true
+		}
+	}
+	t := ft.text
+	for _, p := range []string{
+		"usage limit", "per day", "tokens per day", "requests per day", "(tpd)", "(rpd)",
+		"daily limit", "daily quota", "per-day", "monthly limit", "weekly limit",
+		"plan limit", "subscription limit", "perday",
+	} {
+		if strings.Contains(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// transport classifies Go errors by type.
+func transport(err error) (Class, string) {
+	if err == nil {
+		return Fatal, ""
+	}
+	var (
+		dnsErr  *net.DNSError
+		certErr *tls.CertificateVerificationError
+		unkAuth x509.UnknownAuthorityError
+		hostErr x509.HostnameError
+		netErr  net.Error
+	)
+	switch {
+	case errors.Is(err, context.Canceled):
+		// An abort is not an error class; it is never retried.
+		return Fatal, "cancelled"
+	case errors.As(err, &certErr), errors.As(err, &unkAuth), errors.As(err, &hostErr):
+		return Fatal, "fatal: tls certificate"
+	case errors.As(err, &dnsErr):
+		if dnsErr.IsNotFound {
+			return Fatal, "fatal: no such host"
+		}
+		return Transient, "transient: dns"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, syscall.ETIMEDOUT), errors.Is(err, syscall.EHOSTUNREACH),
+		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, syscall.ENETDOWN):
+		return Transient, "transient: network"
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return Transient, "transient: connection closed early"
+	case errors.Is(err, context.DeadlineExceeded):
+		return Transient, "transient: timeout"
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return Transient, "transient: timeout"
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return Transient, "transient: network"
+	}
+	return Fatal, ""
+}
+
+func itoa(n int) string {
+	var b [8]byte
+	i := len(b)
+	for n > 0 || i == len(b) {
+		i--
+		b[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,167 @@
+package retry
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// Defaults of DESIGN §2.4. Default returns a Policy carrying them.
+const (
+	DefaultMaxRetries = 3
+	DefaultBaseDelay  = 2 * time.Second
+	DefaultMaxDelay   = 60 * time.Second
+)
+
+// Policy is the retry budget. It is a plain value; the zero Policy never
+// retries (MaxRetries 0), and its zero delays mean the defaults above.
+type Policy struct {
+	// Disabled stops every retry chain before it starts.
+	Disabled bool
+	// MaxRetries is the number of retries after the first failure; 0 never
+	// retries, exactly as a build without retry.
+	MaxRetries int
+	// BaseDelay is the backoff base: retry n waits BaseDelay·2^(n-1).
+	// Zero means DefaultBaseDelay.
+	BaseDelay time.Duration
+	// MaxDelay caps a single wait. A server hint above it means switch or
+	// give up, never a silent long sleep. Zero means DefaultMaxDelay.
+	MaxDelay time.Duration
+	// Jitter, a fraction from 0 to 1, adds a random 0..Jitter·delay on top of
+	// the delay. It never shortens a server's minimum. Zero adds nothing.
+	Jitter float64
+	// Rand returns a number in [0, 1) for jitter. Nil uses math/rand/v2.
+	Rand func() float64
+}
+
+// Default returns the policy of DESIGN §2.4: 3 retries, 2 s base, 60 s cap,
+// no jitter.
+func Default() Policy {
+	return Policy{MaxRetries: DefaultMaxRetries, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay}
+}
+
+func (p Policy) baseDelay() time.Duration {
+	if p.BaseDelay <= 0 {
+		return DefaultBaseDelay
+	}
+	return p.BaseDelay
+}
+
+func (p Policy) maxDelay() time.Duration {
+	if p.MaxDelay <= 0 {
+		return DefaultMaxDelay
+	}
+	return p.MaxDelay
+}
+
+// Backoff returns the exponential delay for retry attempt n (1-based),
+// capped at MaxDelay.
+func (p Policy) Backoff(attempt int) time.Duration {
+	if attempt < 1 {
+		attempt = 1
+	}
+	d, limit := p.baseDelay(), p.maxDelay()
+	for i := 1; i < attempt && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+// Action is what to do about a failure.
+type Action int
+
+const (
+	// GiveUp ends the chain; Decision.Reason says why.
+	GiveUp Action = iota
+	// Retry waits Decision.Delay and calls again with the same credential
+	// and model.
+	Retry
+	// Switch moves to another credential or fallback model and calls again
+	// after Decision.Delay (normally 0).
+	Switch
+)
+
+func (a Action) String() string {
+	switch a {
+	case Retry:
+		return "retry"
+	case Switch:
+		return "switch"
+	default:
+		return "give up"
+	}
+}
+
+// Attempt describes the retry being considered.
+type Attempt struct {
+	Class Class
+	// N is the 1-based number of the retry that would be made (the counter
+	// after incrementing it).
+	N int
+	// Hint is the wait the server asked for, or 0.
+	Hint time.Duration
+	// CanSwitch reports that another credential or fallback model is
+	// available to the caller.
+	CanSwitch bool
+}
+
+// Decision is the policy's answer.
+type Decision struct {
+	Action Action
+	Delay  time.Duration
+	// Reason explains the decision in a short lowercase phrase, e.g.
+	// "provider asked for 5h0m0s, longer than maxDelayMs 60s".
+	Reason string
+}
+
+// Decide applies the policy to one failure. It is pure apart from the
+// jitter source.
+func (p Policy) Decide(a Attempt) Decision {
+	switch {
+	case a.Class == ContextOverflow:
+		return Decision{Action: GiveUp, Reason: "context overflow is compacted, never retried"}
+	case a.Class == Fatal:
+		return Decision{Action: GiveUp, Reason: "fatal error"}
+	case p.Disabled:
+		return Decision{Action: GiveUp, Reason: "retry is disabled"}
+	case a.N > p.MaxRetries:
+		return Decision{Action: GiveUp, Reason: fmt.Sprintf("gave up after %d retries", p.MaxRetries)}
+	}
+	limit := p.maxDelay()
+	if a.Class == UsageLimit && a.CanSwitch {
+		return Decision{Action: Switch, Reason: "usage limit: switching credential or model"}
+	}
+	if a.Hint > limit {
+		if a.CanSwitch {
+			return Decision{Action: Switch, Reason: fmt.Sprintf("provider asked for %v, longer than maxDelayMs %v: switching", a.Hint, limit)}
+		}
+		return Decision{Action: GiveUp, Reason: fmt.Sprintf("provider asked for %v, longer than maxDelayMs %v", a.Hint, limit)}
+	}
+	var d time.Duration
+	switch {
+	case a.Class == UsageLimit && a.Hint > 0:
+		// A stated reset within the cap: wait exactly for it.
+		d = a.Hint
+	default:
+		// Transient, or a usage limit with no stated reset (it may be short):
+		// back off, but never less than the server's minimum.
+		d = max(p.Backoff(a.N), a.Hint)
+	}
+	d = p.jitter(d, limit, a.Hint)
+	return Decision{Action: Retry, Delay: d, Reason: fmt.Sprintf("%v: retry %d/%d in %v", a.Class, a.N, p.MaxRetries, d)}
+}
+
+// jitter adds up to Jitter·d at random, capped at limit but never below the
+// server's hint.
+func (p Policy) jitter(d, limit, hint time.Duration) time.Duration {
+	j := min(max(p.Jitter, 0), 1)
+	if j == 0 {
+		return d
+	}
+	r := p.Rand
+	if r == nil {
+		r = rand.Float64
+	}
+	d += time.Duration(j * r() * float64(d))
+	return max(min(d, limit), hint)
+}

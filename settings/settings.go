@@ -1,0 +1,219 @@
+// Package settings is rally's configuration: the Go types of every setting,
+// their defaults, the layered load of the global and project files, the
+// validation that names the file, the JSON path and what was expected, and an
+// atomic save that keeps what rally does not understand.
+//
+// Precedence, lowest first: the defaults of this package, the global file
+// ($RALLY_HOME/settings.json, RALLY_HOME defaulting to ~/.rally), the project
+// file (.rally/settings.json in the working directory), and finally the
+// one-run flags and environment (see Overrides). Files are merged key by key:
+// objects merge recursively, anything else (arrays included) replaces.
+//
+// The JSON Schema in schema.json is generated from the types below (run
+// `go generate ./settings/`) and is what validation uses, so the struct tags
+// are the single source of the rules.
+package settings
+
+//go:generate go test -run TestSchemaUpToDate -update
+
+// Defaults. Each one is also written into the schema as its "default".
+const (
+	DefaultMaxRetries       = 3
+	DefaultBaseDelayMs      = 2000
+	DefaultMaxDelayMs       = 60000
+	DefaultMaxTurns         = 50
+	DefaultThresholdPercent = 85
+	DefaultKeepRecentTokens = 20000
+	DefaultHookTimeoutMs    = 5000
+	// DefaultTimeoutMs bounds connecting and waiting for the first byte of
+	// a response. 30 s is long enough for a cold model to start streaming
+	// and short enough that a dead host is noticed before the user gives up.
+	DefaultTimeoutMs = 30000
+	// DefaultIdleTimeoutMs ends a stream that sent nothing for this long.
+	// Reasoning models can think silently for tens of seconds, so it is
+	// twice the first-byte timeout.
+	DefaultIdleTimeoutMs = 60000
+)
+
+// Streaming modes of retry.streaming.
+const (
+	// StreamRestart retries a stream that failed mid-way and discards its
+	// partial output with a message_discarded event.
+	StreamRestart = "restart"
+	// StreamBeforeOutput retries only if nothing visible was emitted yet,
+	// for sinks that cannot take text back.
+	StreamBeforeOutput = "beforeOutput"
+)
+
+// API names of providers.<name>.api, the same as the pi coding agent's.
+const (
+	APIOpenAICompletions = "openai-completions"
+	APIOpenAIResponses   = "openai-responses"
+	APIAnthropicMessages = "anthropic-messages"
+	APIGoogle            = "google-generative-ai"
+	// APISim is the embedded offline model; only the sim provider uses it.
+	APISim = "sim"
+)
+
+// Sim is the name of the always-present offline provider, and of its model.
+const Sim = "sim"
+
+// Settings is the effective configuration. Load returns it with every
+// default filled in; the zero Settings is not the defaults (retry and
+// compaction are off and every number is 0), so build one with Default.
+type Settings struct {
+	// Schema lets a file name its JSON Schema for editors; rally ignores it.
+	Schema string `json:"$schema,omitempty" jsonschema_description:"URL or path of this file's JSON Schema, for editors. Ignored by rally."`
+	// DefaultProvider is used when --provider is not given. Empty means: the
+	// first built-in provider whose API key variable is set, else sim.
+	DefaultProvider string `json:"defaultProvider" jsonschema_description:"Provider used when --provider is not given. Empty picks the first of anthropic, openai, google, openrouter, groq whose API key variable is set, else sim."`
+	// DefaultModel is the model id used with DefaultProvider when --model is
+	// not given. Empty means the provider's first listed model.
+	DefaultModel string      `json:"defaultModel" jsonschema_description:"Model id used with the default provider when --model is not given. Empty means the provider's first listed model."`
+	Agent        Agent       `json:"agent" jsonschema_description:"The agent loop."`
+	Retry        Retry       `json:"retry" jsonschema_description:"Automatic retry of model calls that failed in a way time can fix (overload, rate limit, 5xx, dropped connection)."`
+	Compaction   Compaction  `json:"compaction" jsonschema_description:"Summarising older messages when the context fills up."`
+	Providers    map[string]Provider `json:"providers" jsonschema_description:"Model providers by name. Built-in entries exist for openai, anthropic, google, openrouter, groq, local and sim; an entry with the same name merges over the built-in one."`
+	Hooks        []Hook      `json:"hooks" jsonschema_description:"Commands run for session events, off the hot path."`
+}
+
+// Agent is the agent loop's group. Zero MaxTurns means no model call at all
+// would be allowed, so Load always fills it.
+type Agent struct {
+	MaxTurns int `json:"maxTurns" jsonschema:"minimum=1,maximum=10000,default=50" jsonschema_description:"Most model calls one prompt may make (tool-call turns included) before the run stops."`
+}
+
+// Retry is the retry group of DESIGN §2.4. The zero Retry is disabled.
+type Retry struct {
+	Enabled bool `json:"enabled" jsonschema:"default=true" jsonschema_description:"false: no retry chain ever starts."`
+	// MaxRetries counts retries after the first failure; 0 never retries.
+	MaxRetries int `json:"maxRetries" jsonschema:"minimum=0,maximum=100,default=3" jsonschema_description:"Retries after the first failure; 0 behaves exactly as a build without retry. A provider's own maxRetries overrides it."`
+	// BaseDelayMs is at least 1 when loaded: retry.Policy reads 0 as its
+	// default, so a 0 here would silently mean 2000.
+	BaseDelayMs int `json:"baseDelayMs" jsonschema:"minimum=1,maximum=3600000,default=2000" jsonschema_description:"Backoff base in milliseconds: retry n waits baseDelayMs * 2^(n-1) (2000, 4000, 8000 ...)."`
+	MaxDelayMs  int `json:"maxDelayMs" jsonschema:"minimum=1,maximum=86400000,default=60000" jsonschema_description:"Longest single wait in milliseconds. A server asking for longer means switch credential or model, or fail fast; never a silent long sleep."`
+	// Jitter is a fraction from 0 to 1; 0 adds nothing.
+	Jitter    float64 `json:"jitter" jsonschema:"minimum=0,maximum=1,default=0" jsonschema_description:"Fraction 0-1: adds a random 0..jitter*delay on top of each wait (never shortens a server's minimum). For fleets of agents."`
+	Streaming string  `json:"streaming" jsonschema:"enum=restart,enum=beforeOutput,default=restart" jsonschema_description:"restart: a stream that fails mid-way is retried and its partial output discarded; beforeOutput: retry only if nothing visible was emitted yet."`
+	// FallbackModels are "provider/model" strings; the model part may itself
+	// contain slashes (openrouter/anthropic/claude-sonnet-4).
+	FallbackModels []string `json:"fallbackModels" jsonschema:"pattern=^[^/]+/.+$" jsonschema_description:"\"provider/model\" list tried in order when a usage limit or a too-long wait cannot be waited out."`
+}
+
+// Compaction is the compaction group. The zero Compaction is disabled.
+type Compaction struct {
+	Enabled          bool `json:"enabled" jsonschema:"default=true" jsonschema_description:"Compact automatically when the context is nearly full or overflows."`
+	ThresholdPercent int  `json:"thresholdPercent" jsonschema:"minimum=1,maximum=100,default=85" jsonschema_description:"Compact when the context is this full, in percent of the model's context window."`
+	KeepRecentTokens int  `json:"keepRecentTokens" jsonschema:"minimum=0,maximum=10000000,default=20000" jsonschema_description:"Tokens of the most recent messages kept verbatim; older ones are summarised."`
+}
+
+// Provider is one providers.<name> entry. After Load, TimeoutMs and
+// IdleTimeoutMs are never 0; in a hand-built Provider 0 means their default.
+type Provider struct {
+	API       string `json:"api,omitempty" jsonschema:"enum=openai-completions,enum=openai-responses,enum=anthropic-messages,enum=google-generative-ai,enum=sim" jsonschema_description:"Wire API: openai-completions (Chat Completions and OpenAI-compatible servers), openai-responses, anthropic-messages, google-generative-ai, or sim."`
+	BaseURL   string `json:"baseUrl,omitempty" jsonschema_description:"Base URL of the API, e.g. https://api.openai.com/v1."`
+	APIKeyEnv string `json:"apiKeyEnv,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_description:"Name of the environment variable holding the API key (the key itself never goes in this file). RALLY_API_KEY, when set, wins."`
+	Models    []Model `json:"models,omitempty" jsonschema_description:"Models offered by this provider, first one the default."`
+	// MaxRetries, when set, replaces retry.maxRetries for calls to this
+	// provider; nil inherits it.
+	MaxRetries    *int `json:"maxRetries,omitempty" jsonschema:"minimum=0,maximum=100" jsonschema_description:"Overrides retry.maxRetries for calls to this provider. Unset: retry.maxRetries applies."`
+	TimeoutMs     int  `json:"timeoutMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=30000" jsonschema_description:"Connect and first-byte timeout in milliseconds."`
+	IdleTimeoutMs int  `json:"idleTimeoutMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=60000" jsonschema_description:"A stream that sends nothing for this many milliseconds fails with a transient (retryable) error."`
+}
+
+// Model is one entry of providers.<name>.models. Zero numbers mean unknown.
+type Model struct {
+	ID            string `json:"id" jsonschema:"required,minLength=1" jsonschema_description:"Model id as the API expects it."`
+	Name          string `json:"name,omitempty" jsonschema_description:"Human-readable name."`
+	ContextWindow int    `json:"contextWindow,omitempty" jsonschema:"minimum=1" jsonschema_description:"Context window in tokens."`
+	MaxTokens     int    `json:"maxTokens,omitempty" jsonschema:"minimum=1" jsonschema_description:"Most output tokens per response."`
+	Reasoning     bool   `json:"reasoning,omitempty" jsonschema_description:"The model supports thinking / reasoning."`
+	Cost          Cost   `json:"cost,omitzero" jsonschema_description:"Price in US dollars per million tokens."`
+}
+
+// Cost is a price in US dollars per million tokens. Zero means free or
+// unknown.
+type Cost struct {
+	Input      float64 `json:"input,omitempty" jsonschema:"minimum=0" jsonschema_description:"Per million input tokens."`
+	Output     float64 `json:"output,omitempty" jsonschema:"minimum=0" jsonschema_description:"Per million output tokens."`
+	CacheRead  float64 `json:"cacheRead,omitempty" jsonschema:"minimum=0" jsonschema_description:"Per million tokens read from the prompt cache."`
+	CacheWrite float64 `json:"cacheWrite,omitempty" jsonschema:"minimum=0" jsonschema_description:"Per million tokens written to the prompt cache."`
+}
+
+// Hook runs a command for session events (DESIGN §11). After Load TimeoutMs
+// is never 0; in a hand-built Hook 0 means DefaultHookTimeoutMs.
+type Hook struct {
+	On        []string `json:"on" jsonschema:"required,minItems=1,enum=agent_start,enum=agent_end,enum=agent_settled,enum=turn_start,enum=turn_end,enum=message_start,enum=message_update,enum=message_end,enum=message_discarded,enum=tool_execution_start,enum=tool_execution_update,enum=tool_execution_end,enum=compaction_start,enum=compaction_end,enum=auto_retry_start,enum=auto_retry_end" jsonschema_description:"Event types that run the command."`
+	Command   []string `json:"command" jsonschema:"required,minItems=1,minLength=1" jsonschema_description:"Program and arguments, run without a shell; the event arrives as one JSON line on stdin."`
+	TimeoutMs int      `json:"timeoutMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=5000" jsonschema_description:"The command is killed after this many milliseconds."`
+}
+
+// builtinOrder is the order in which an unset defaultProvider looks for an
+// API key in the environment: the first-party APIs first, then the routers.
+var builtinOrder = []string{"anthropic", "openai", "google", "openrouter", "groq"}
+
+// Default returns the settings that apply when no file says otherwise.
+func Default() *Settings {
+	return &Settings{
+		Agent: Agent{MaxTurns: DefaultMaxTurns},
+		Retry: Retry{
+			Enabled:        true,
+			MaxRetries:     DefaultMaxRetries,
+			BaseDelayMs:    DefaultBaseDelayMs,
+			MaxDelayMs:     DefaultMaxDelayMs,
+			Streaming:      StreamRestart,
+			FallbackModels: []string{},
+		},
+		Compaction: Compaction{
+			Enabled:          true,
+			ThresholdPercent: DefaultThresholdPercent,
+			KeepRecentTokens: DefaultKeepRecentTokens,
+		},
+		Providers: Builtin(),
+		Hooks:     []Hook{},
+	}
+}
+
+// Builtin returns the built-in provider entries. Their models lists are
+// empty (the llm catalog knows them) except sim's.
+func Builtin() map[string]Provider {
+	p := func(api, url, env string) Provider {
+		return Provider{API: api, BaseURL: url, APIKeyEnv: env, TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs}
+	}
+	sim := p(APISim, "", "")
+	sim.Models = []Model{{ID: Sim, Name: "rally sim (offline)"}}
+	return map[string]Provider{
+		"openai":     p(APIOpenAICompletions, "https://api.openai.com/v1", "OPENAI_API_KEY"),
+		"anthropic":  p(APIAnthropicMessages, "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
+		"google":     p(APIGoogle, "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY"),
+		"openrouter": p(APIOpenAICompletions, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+		"groq":       p(APIOpenAICompletions, "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+		"local":      p(APIOpenAICompletions, "http://127.0.0.1:8080/v1", ""),
+		Sim:          sim,
+	}
+}
+
+// normalize fills the defaults that live inside maps and arrays, which the
+// key-by-key merge with the defaults cannot reach.
+func (s *Settings) normalize() {
+	for name, p := range s.Providers {
+		if p.TimeoutMs == 0 {
+			p.TimeoutMs = DefaultTimeoutMs
+		}
+		if p.IdleTimeoutMs == 0 {
+			p.IdleTimeoutMs = DefaultIdleTimeoutMs
+		}
+		s.Providers[name] = p
+	}
+	for i := range s.Hooks {
+		if s.Hooks[i].TimeoutMs == 0 {
+			s.Hooks[i].TimeoutMs = DefaultHookTimeoutMs
+		}
+	}
+	if s.Retry.FallbackModels == nil {
+		s.Retry.FallbackModels = []string{}
+	}
+	if s.Hooks == nil {
+		s.Hooks = []Hook{}
+	}
+}
