@@ -14,7 +14,7 @@ func BenchmarkClassify(b *testing.B) {
 		"openai-rate-limit": {Provider: "openai", Status: 429, Header: http.Header{"X-Ratelimit-Reset-Tokens": {"1.898s"}},
 			Body: `{"error":{"message":"Rate limit reached for gpt-4o in organization org-abc on tokens per min (TPM): Limit 30000, Used 29000, Requested 1500. Please try again in 1.898s. Visit https://platform.openai.com/account/rate-limits to learn more.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`},
 		"gemini-quota": {Provider: "gemini", Status: 429, Body: `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"GenerateRequestsPerMinutePerProjectPerModel-FreeTier"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"34s"}]}}`},
-		"text-only": {Body: "request to https://api.example.com/v1/chat/completions failed, reason: socket hang up"},
+		"text-only":    {Body: "request to https://api.example.com/v1/chat/completions failed, reason: socket hang up"},
 	}
 	now := time.Now()
 	for name, f := range cases {

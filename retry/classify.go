@@ -53,26 +53,38 @@ var overflowCodes = []string{
 // overflowPhrases are lowercased message fragments, one or more per provider
 // family, that mean the request does not fit the context window.
 var overflowPhrases = []string{
-	"prompt is too long",                    // Anthropic
-	"exceeds the context window",            // OpenAI Responses
-	"maximum context length is",             // OpenAI, vLLM, DeepSeek
-	"maximum context length of",             //
-	"input is too long for requested model", // Bedrock
-	"input is too long",                     // Bedrock variants
-	"reduce the length of the messages",     // Groq, OpenAI
-	"maximum prompt length is",              // xAI
-	"maximum context length",                // Mistral "… too large for model with N maximum context length"
-	"exceeds the available context size",    // llama.cpp
-	"greater than the context length",       // LM Studio
-	"prompt filled the context window",      // Ollama
-	"context window exceeds limit",          // MiniMax
-	"context length exceeded",               //
-	"context_length_exceeded",               //
-	"context size has been exceeded",        // llama.cpp
-	"exceeds the maximum context",           //
-	"too many tokens in the prompt",         //
-	"400 (no body)",                         // some OpenAI-compatible hosts
-	"413 (no body)",                         //
+	"prompt is too long",                     // Anthropic
+	"exceeds the context window",             // OpenAI Responses
+	"maximum context length is",              // OpenAI, vLLM, DeepSeek
+	"maximum context length of",              //
+	"input is too long for requested model",  // Bedrock
+	"input is too long",                      // Bedrock variants
+	"reduce the length of the messages",      // Groq, OpenAI
+	"maximum prompt length is",               // xAI
+	"maximum context length",                 // Mistral "… too large for model with N maximum context length"
+	"exceeds the available context size",     // llama.cpp
+	"greater than the context length",        // LM Studio
+	"prompt filled the context window",       // Ollama
+	"context window exceeds limit",           // MiniMax
+	"context length exceeded",                //
+	"context_length_exceeded",                //
+	"context size has been exceeded",         // llama.cpp
+	"larger than the max context size",       // llama.cpp embedding slots
+	"input is too large to process",          // llama.cpp physical batch
+	"exceed context window of",               // llama-cpp-python
+	"exceeds the context length",             // Ollama
+	"context the overflows",                  // LM Studio's own wording
+	"context overflow",                       //
+	"too many tokens in batch",               // Mistral
+	"max_new_tokens` must be <=",             // TGI, Together
+	"expected maxlength",                     // Bedrock "Malformed input request"
+	"must have length less than or equal to", // Bedrock body size
+	"400 status code (no body)",              // OpenAI SDKs
+	"413 status code (no body)",              //
+	"exceeds the maximum context",            //
+	"too many tokens in the prompt",          //
+	"400 (no body)",                          // some OpenAI-compatible hosts
+	"413 (no body)",                          //
 }
 
 func overflow(ft *facts) string {
@@ -179,6 +191,11 @@ func structured(f Failure, ft *facts) (Class, string) {
 	if c, r := transport(f.Err); r != "" {
 		return c, r
 	}
+	// Some providers send capacity trouble as a bad request (Mistral's
+	// "Service tier capacity exceeded" is an invalid_request_error).
+	if p := capacityPhrase(ft.text); p != "" && ft.status != 401 && ft.status != 403 {
+		return Transient, "transient: " + p
+	}
 	if c := hasCode(ft, fatalCodes); c != "" {
 		return Fatal, "fatal: " + c
 	}
@@ -198,18 +215,29 @@ func isBilling(provider string, ft *facts) bool {
 	for _, p := range []string{
 		"credit balance is too low", "insufficient balance", "insufficient_balance",
 		"insufficient credits", "out of credits", "billing hard limit",
-		"check your plan and billing details", "payment required", "add more credits",
-		"requires more credits", "your account is not active",
+		"payment required", "add more credits", "purchase more credits",
+		"requires more credits", "your account is not active", "spending limit",
+		"used all available credits", "prompt tokens limit exceeded",
+		"余额不足", // Zhipu: "insufficient balance"
 	} {
 		if strings.Contains(t, p) {
 			return true
 		}
 	}
-	if strings.Contains(t, "exceeded your current quota") && hasCode(ft, []string{"resource_exhausted"}) == "" {
-		switch strings.ToLower(provider) {
-		case "gemini", "google", "vertex", "google-vertex", "google-generative-ai":
-			return false
-		}
+	if strings.Contains(t, "exceeded your current quota") || strings.Contains(t, "check your plan and billing details") {
+		return hasCode(ft, []string{"resource_exhausted"}) == "" && quotaMeansBilling(provider)
+	}
+	return false
+}
+
+// quotaMeansBilling reports whether "You exceeded your current quota,
+// please check your plan and billing details" means an empty account at
+// this provider. OpenAI (and Azure, and Codex) use it for billing; Gemini
+// and Alibaba's Qwen copied the sentence for per-minute throttling. An
+// unknown provider is read the OpenAI way, whose wording it is.
+func quotaMeansBilling(provider string) bool {
+	switch strings.ToLower(provider) {
+	case "", "openai", "azure", "azure-openai", "codex", "openai-responses", "openai-completions":
 		return true
 	}
 	return false
@@ -226,8 +254,9 @@ func isLongQuota(ft *facts) bool {
 	t := ft.text
 	for _, p := range []string{
 		"usage limit", "per day", "tokens per day", "requests per day", "(tpd)", "(rpd)",
-		"daily limit", "daily quota", "per-day", "monthly limit", "weekly limit",
-		"plan limit", "subscription limit", "perday",
+		"daily limit", "daily quota", "daily rate limit", "per-day", "monthly limit",
+		"weekly limit", "plan limit", "subscription limit", "perday", "fair usage policy",
+		"extra usage is required", "allocated quota exceeded",
 	} {
 		if strings.Contains(t, p) {
 			return true
@@ -287,4 +316,13 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return string(b[i:])
+}
+
+func capacityPhrase(t string) string {
+	for _, p := range []string{"overloaded", "capacity exceeded", "at capacity", "over capacity"} {
+		if strings.Contains(t, p) {
+			return p
+		}
+	}
+	return ""
 }

@@ -24,7 +24,7 @@ func (timeoutErr) Temporary() bool { return true }
 // describing is an error that describes itself, as *llm.APIError does.
 type describing struct{ f Failure }
 
-func (d describing) Error() string          { return "described" }
+func (d describing) Error() string         { return "described" }
 func (d describing) RetryFailure() Failure { return d.f }
 
 func TestClassifyTransport(t *testing.T) {
@@ -75,7 +75,7 @@ func TestClassifyRules(t *testing.T) {
 		{"quota sentence at gemini is per-minute", Failure{Provider: "gemini", Status: 429, Body: `{"error":{"code":429,"message":"You exceeded your current quota. Please migrate to Gemini 2.0 Flash.","status":"RESOURCE_EXHAUSTED"}}`}, Transient},
 		{"per-day quota is usage limit", Failure{Provider: "gemini", Status: 429, Body: `{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaId":"GenerateRequestsPerDayPerProjectPerModel-FreeTier"}]}]}}`}, UsageLimit},
 		{"usage limit in a 200 stream", Failure{MidStream: true, Body: `{"type":"error","error":{"type":"usage_limit_reached","message":"The usage limit has been reached"}}`}, UsageLimit},
-		{"5000 tokens is not a 5xx", Failure{Body: "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 5000"}, Fatal},
+		{"5000 tokens is not a 5xx", Failure{Body: "invalid max_tokens: must be at most 5000 tokens"}, Fatal},
 		{"request id with 502 is not a 5xx", Failure{Body: "invalid model (request id: req_a502b)"}, Fatal},
 		{"500 tokens is a count", Failure{Body: "the reply was cut at 500 tokens"}, Fatal},
 		{"502 word", Failure{Body: "upstream returned 502 Bad Gateway"}, Transient},

@@ -42,6 +42,8 @@ func parse(f Failure) facts {
 		if t := f.Header.Get("x-amzn-errortype"); t != "" {
 			add(strings.SplitN(t, ":", 2)[0])
 		}
+		// … and its event streams in an ":exception-type" message header.
+		add(f.Header.Get(":exception-type"))
 	}
 	var text strings.Builder
 	if v, at, ok := decodeJSON(f.Body); ok {

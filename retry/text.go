@@ -18,6 +18,11 @@ var transientPhrases = []string{
 	"try again later", "please retry", "retry in", "retry after", "try again in",
 	"retrydelay", "throttl", "unavailable", "resource exhausted", "resource_exhausted",
 	"no response", "server disconnected", "premature close", "stream ended", "stream closed",
+	"deadline exceeded", "stream disconnected", "unexpected end of json input",
+	"finish_reason: error", "you can retry your request", "error occurred while processing",
+	"unexpected error during processing", "try your request again", "unable to process your request",
+	"no slots available", "llm busy", "server busy", "actively refused", "too quickly",
+	"error sending request", "error decoding response body",
 }
 
 // statusWords are HTTP statuses that mean a transient failure when they
@@ -33,7 +38,7 @@ func textual(ft *facts) (Class, string) {
 		}
 		return Transient, "transient: quota text"
 	}
-	if isLongQuota(ft) && (strings.Contains(t, "limit") || strings.Contains(t, "quota")) {
+	if isLongQuota(ft) && hasAny(t, "limit", "quota", "too many", "exceeded", "throttl") {
 		return UsageLimit, "usage limit: text"
 	}
 	for _, p := range transientPhrases {
@@ -77,6 +82,15 @@ func hasStatusWord(t, w string) bool {
 func hasAnyPrefix(s string, ps ...string) bool {
 	for _, p := range ps {
 		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAny(s string, subs ...string) bool {
+	for _, p := range subs {
+		if strings.Contains(s, p) {
 			return true
 		}
 	}
