@@ -1,0 +1,28 @@
+package wire
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRedact(t *testing.T) {
+	const key = "sk-proj-abcdefghijklmnop1234"
+	tests := []struct{ name, in, want string }{
+		{"own key", "bad key " + key + " given", "bad key [redacted] given"},
+		{"masked echo", "Incorrect API key provided: sk-proj-****************************1234. You can find", "Incorrect API key provided: [redacted]. You can find"},
+		{"gemini key", "API key AIzaSyD-abcdefghijklmnopqrstuvwx not valid", "API key [redacted] not valid"},
+		{"custom key", "token hunter2hunter2 leaked", "token [redacted] leaked"},
+		{"prose kept", "ask-me and task-force and sk-1", "ask-me and task-force and sk-1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Redact(tt.in, key, "hunter2hunter2")
+			if got != tt.want {
+				t.Errorf("Redact = %q, want %q", got, tt.want)
+			}
+			if strings.Contains(got, "abcdefghijklmnop") {
+				t.Errorf("key material left in %q", got)
+			}
+		})
+	}
+}

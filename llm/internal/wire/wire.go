@@ -1,0 +1,157 @@
+// Package wire is the HTTP plumbing the provider clients share: a POST
+// bounded by a first-byte timeout, a body that fails when the stream goes
+// idle, error bodies read into *llm.APIError, and key redaction. There is
+// deliberately no http.Client.Timeout: it would kill long streams.
+package wire
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+)
+
+// Defaults for Config's zero values.
+const (
+	DefaultTimeout     = 60 * time.Second
+	DefaultIdleTimeout = 120 * time.Second
+)
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 1 << 20
+
+// Config is what every client takes from its provider settings.
+type Config struct {
+	// HTTP is the client to use; nil means a client with no timeout over
+	// http.DefaultTransport.
+	HTTP *http.Client
+	// Timeout bounds connecting and waiting for the response headers.
+	// Zero means DefaultTimeout.
+	Timeout time.Duration
+	// IdleTimeout ends a stream that sends no bytes for this long, with a
+	// transient error. Zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+}
+
+// ErrFirstByteTimeout is wrapped by the error of a request whose response
+// headers did not arrive within Config.Timeout. It is a timeout, so the
+// retry policy calls it transient.
+var ErrFirstByteTimeout error = timeoutError("no response headers within the request timeout")
+
+type timeoutError string
+
+func (e timeoutError) Error() string   { return string(e) }
+func (e timeoutError) Timeout() bool   { return true }
+func (e timeoutError) Temporary() bool { return true }
+
+// Response is a streaming response whose body is guarded by the idle
+// timeout.
+type Response struct {
+	*http.Response
+	cancel context.CancelCauseFunc
+}
+
+// Close releases the response and its context.
+func (r *Response) Close() error {
+	err := r.Body.Close()
+	r.cancel(context.Canceled)
+	return err
+}
+
+// Post sends body as JSON to url and waits for the response headers. A
+// non-2xx response is read, closed and returned as an error made by
+// apiErr. The request carries x-rally-attempt when attempt > 0.
+func Post(ctx context.Context, c Config, url string, header http.Header, body any, attempt int, apiErr func(status int, h http.Header, body []byte) error) (*Response, error) {
+	payload, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode request: %w", err)
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	if err != nil {
+		cancel(nil)
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	if attempt > 0 {
+		req.Header.Set("x-rally-attempt", strconv.Itoa(attempt))
+	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	firstByte := time.AfterFunc(timeout, func() { cancel(ErrFirstByteTimeout) })
+	client := c.HTTP
+	if client == nil {
+		client = &http.Client{}
+	}
+	resp, err := client.Do(req)
+	firstByte.Stop()
+	if err != nil {
+		cause := context.Cause(ctx)
+		cancel(nil)
+		if errors.Is(cause, ErrFirstByteTimeout) {
+			return nil, ErrFirstByteTimeout
+		}
+		return nil, err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		cancel(nil)
+		return nil, apiErr(resp.StatusCode, resp.Header, b)
+	}
+	idle := c.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	resp.Body = newIdleBody(ctx, resp.Body, idle, cancel)
+	return &Response{Response: resp, cancel: cancel}, nil
+}
+
+// idleBody cancels the request when no Read returns data for a while, and
+// turns the resulting error into llm.ErrIdleTimeout.
+type idleBody struct {
+	ctx   context.Context
+	body  io.ReadCloser
+	idle  time.Duration
+	timer *time.Timer
+}
+
+func newIdleBody(ctx context.Context, body io.ReadCloser, idle time.Duration, cancel context.CancelCauseFunc) *idleBody {
+	b := &idleBody{ctx: ctx, body: body, idle: idle}
+	b.timer = time.AfterFunc(idle, func() { cancel(llm.ErrIdleTimeout) })
+	return b
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.idle)
+	}
+	if err != nil && err != io.EOF {
+		if cause := context.Cause(b.ctx); cause != nil {
+			// The read failed because the context ended: report why (idle
+			// timeout, or the caller's cancellation) rather than the
+			// transport's generic "context canceled".
+			return n, cause
+		}
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	b.timer.Stop()
+	return b.body.Close()
+}
