@@ -1,0 +1,273 @@
+// Package sim is rally's embedded default model: offline, deterministic, and
+// needing no key. It streams a plausible answer word by word with realistic
+// usage numbers, and calls the built-in tools when a prompt clearly asks
+// for them ("read README.md", "run ls"), so the whole agent loop can be
+// shown without a provider. A tiny context window makes it report a
+// context overflow the way a real provider does, so compaction can be shown
+// offline too.
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+)
+
+// DefaultDelay is the pause between streamed words when Model.Delay is 0:
+// fast, but slow enough to see the answer stream.
+const DefaultDelay = 12 * time.Millisecond
+
+// Model is the sim provider. The zero value streams at DefaultDelay.
+type Model struct {
+	// Delay is the pause between words; negative means none (tests).
+	Delay time.Duration
+}
+
+// Info is the catalog entry of the sim model.
+func Info() llm.Model {
+	m, _ := llm.Lookup("sim", "sim")
+	return m
+}
+
+// Stream answers the conversation in req.
+func (s *Model) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	input := estimate(req)
+	if w := req.Model.ContextWindow; w > 0 && input > w {
+		msg := fmt.Sprintf("prompt is too long: %d tokens > %d maximum", input, w)
+		return nil, &llm.APIError{Provider: "sim", StatusCode: 400, Type: "invalid_request_error", Message: msg,
+			Body: fmt.Sprintf(`{"type":"error","error":{"type":"invalid_request_error","message":%q}}`, msg)}
+	}
+	plan := respond(req)
+	delay := s.Delay
+	if delay == 0 {
+		delay = DefaultDelay
+	}
+	msg := llm.Message{Role: llm.Assistant, API: llm.APISim, Provider: "sim", Model: req.Model.ID, Timestamp: llm.Now()}
+	if msg.Model == "" {
+		msg.Model = "sim"
+	}
+	words := splitWords(plan.text)
+	i := 0
+	var timer *time.Timer
+	fill := func(b *llm.Builder) error {
+		if i > 0 && delay > 0 {
+			if timer == nil {
+				timer = time.NewTimer(delay)
+			} else {
+				timer.Reset(delay)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-timer.C:
+			}
+		} else if err := ctx.Err(); err != nil {
+			return err
+		}
+		switch {
+		case i < len(words):
+			b.Text("0", words[i])
+		case i == len(words):
+			for k, c := range plan.calls {
+				b.ToolCall(llm.Key(k+1), c.ID, c.Name, string(c.Arguments))
+			}
+			u := llm.Usage{Input: input, Output: max(1, len(plan.text)/4+len(plan.calls)*12)}
+			req.Model.Price(&u)
+			b.Usage(u)
+			b.Finish(llm.Stop)
+		default:
+			return io.EOF
+		}
+		i++
+		return nil
+	}
+	stop := func() error {
+		if timer != nil {
+			timer.Stop()
+		}
+		return nil
+	}
+	return llm.NewStream(msg, fill, stop), nil
+}
+
+// estimate counts input tokens the usual rough way: four characters a token.
+func estimate(req *llm.Request) int {
+	n := len(req.System)
+	for _, m := range req.Messages {
+		for _, c := range m.Content {
+			n += len(c.Text) + len(c.Thinking) + len(c.Arguments) + len(c.Name)
+		}
+	}
+	for _, t := range req.Tools {
+		n += len(t.Name) + len(t.Description) + len(t.Parameters)
+	}
+	return max(1, n/4)
+}
+
+// splitWords splits text into streaming pieces: each word with the space
+// that follows it.
+func splitWords(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' || s[i] == '\n' {
+			out = append(out, s[start:i+1])
+			start = i + 1
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+type plan struct {
+	text  string
+	calls []llm.Content
+}
+
+// respond decides the answer: a tool call when the last user message asks
+// for one and the tool is offered, a report on a tool result, or a few
+// sentences about the prompt.
+func respond(req *llm.Request) plan {
+	if len(req.Messages) == 0 {
+		return plan{text: "Hello! I am rally's offline sim model. Ask me anything."}
+	}
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role == llm.ToolResult {
+		return plan{text: report(last)}
+	}
+	prompt := strings.TrimSpace(last.TextOf())
+	if c, ok := toolFor(prompt, req.Tools, len(req.Messages)); ok {
+		return plan{text: "Let me do that.", calls: []llm.Content{c}}
+	}
+	if strings.Contains(strings.ToLower(prompt), "summar") && len(req.Messages) > 1 || strings.Contains(req.System, "summar") {
+		return plan{text: summary(req.Messages)}
+	}
+	return plan{text: answer(prompt)}
+}
+
+func has(tools []llm.Tool, name string) bool {
+	for _, t := range tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// toolFor recognises "read FILE", "show me FILE", "run CMD", "execute CMD".
+func toolFor(prompt string, tools []llm.Tool, n int) (llm.Content, bool) {
+	lower := strings.ToLower(prompt)
+	args := func(v map[string]string) json.RawMessage {
+		b, _ := json.Marshal(v)
+		return b
+	}
+	id := fmt.Sprintf("call_sim_%d", n)
+	for _, verb := range []string{"read ", "show me ", "open ", "cat "} {
+		if i := strings.Index(lower, verb); i >= 0 && has(tools, "read") {
+			path := firstWord(prompt[i+len(verb):])
+			if path != "" && (strings.Contains(path, ".") || strings.Contains(path, "/")) {
+				return llm.Content{Type: llm.ToolCallType, ID: id, Name: "read", Arguments: args(map[string]string{"path": path})}, true
+			}
+		}
+	}
+	for _, verb := range []string{"run ", "execute "} {
+		if i := strings.Index(lower, verb); i >= 0 && has(tools, "bash") {
+			cmd := strings.Trim(strings.TrimSpace(prompt[i+len(verb):]), "`'\"")
+			cmd = strings.TrimRight(cmd, ".!?")
+			if cmd != "" {
+				return llm.Content{Type: llm.ToolCallType, ID: id, Name: "bash", Arguments: args(map[string]string{"command": cmd})}, true
+			}
+		}
+	}
+	return llm.Content{}, false
+}
+
+func firstWord(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, " \t\n"); i >= 0 {
+		s = s[:i]
+	}
+	return strings.Trim(s, "`'\".,!?")
+}
+
+func report(m llm.Message) string {
+	var text strings.Builder
+	for _, c := range m.Content {
+		text.WriteString(c.Text)
+	}
+	out := strings.TrimSpace(text.String())
+	lines := strings.Count(out, "\n") + 1
+	if out == "" {
+		lines = 0
+	}
+	first := out
+	if i := strings.IndexByte(first, '\n'); i >= 0 {
+		first = first[:i]
+	}
+	if len(first) > 120 {
+		first = first[:120] + "…"
+	}
+	if m.IsError {
+		return fmt.Sprintf("The %s tool failed: %s. I cannot go further without it.", m.ToolName, first)
+	}
+	if lines == 0 {
+		return fmt.Sprintf("The %s tool finished and printed nothing.", m.ToolName)
+	}
+	return fmt.Sprintf("The %s tool returned %d line(s). The first one reads: %q. That is what you asked for.", m.ToolName, lines, first)
+}
+
+func summary(msgs []llm.Message) string {
+	var users, tools int
+	var first string
+	for _, m := range msgs {
+		switch m.Role {
+		case llm.User:
+			users++
+			if first == "" {
+				first = m.TextOf()
+			}
+		case llm.ToolResult:
+			tools++
+		}
+	}
+	if len(first) > 80 {
+		first = first[:80] + "…"
+	}
+	return fmt.Sprintf("## Goal\n%s\n\n## Progress\n%d user message(s) and %d tool result(s) so far.\n\n## Open tasks\nContinue from the latest request.", first, users, tools)
+}
+
+// answers are the sim's sentences. One is picked by a hash of the prompt,
+// so the same prompt always gets the same answer.
+var answers = []string{
+	"Here is a short answer. In a real session a provider's model would reason about it; I am the offline sim model, so I restate the question and keep the loop going. Try \"read README.md\" or \"run ls\" to see tool calls.",
+	"Good question. I am rally's built-in sim model: I work offline and need no key, so the whole agent loop, its retries and its session file can be shown anywhere. Configure a provider to get a real answer.",
+	"Let me answer briefly. The sim model streams this reply word by word with realistic usage numbers, so you can watch rally's streaming, retry notices and persistence without a network.",
+}
+
+func answer(prompt string) string {
+	lower := strings.ToLower(prompt)
+	if strings.Contains(lower, "rally") {
+		return "rally runs LLM agent sessions whose turns survive provider failures. When a provider is overloaded, rate limited or drops the stream, rally waits and retries the turn by itself, visibly and cancellably, without losing or repeating output. Failures that time cannot fix, like a bad key, fail at once with a clear message."
+	}
+	h := fnv.New32a()
+	h.Write([]byte(prompt))
+	q := prompt
+	if len(q) > 100 {
+		q = q[:100] + "…"
+	}
+	if q == "" {
+		return answers[0]
+	}
+	return fmt.Sprintf("You asked: %q. %s", q, answers[int(h.Sum32())%len(answers)])
+}
