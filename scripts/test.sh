@@ -20,7 +20,7 @@ if [ "$fuzztime" != "0" ]; then
 		dir=$(go list -f '{{.Dir}}' "$pkg")
 		for fn in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
 			echo "fuzz $pkg $fn for $fuzztime"
-			go test -run='^$' -fuzz="^${fn}\$" -fuzztime="$fuzztime" "$pkg" >/tmp/rally-fuzz.log 2>&1 || { cat /tmp/rally-fuzz.log; exit 1; }
+			go test -run="^$" -fuzz="^${fn}\$" -fuzztime="$fuzztime" -fuzzminimizetime=5s "$pkg" >/tmp/rally-fuzz.log 2>&1 || { cat /tmp/rally-fuzz.log; exit 1; }
 		done
 	done
 fi

@@ -119,8 +119,8 @@ func NewDecoder(r io.Reader) *Decoder {
 func (d *Decoder) Next() (Event, error) {
 	d.data = d.data[:0]
 	var name string
-	data := false // a data line since the last dispatch
-	named := false
+	data := false  // a data line since the last dispatch
+	named := false // an event line since the last dispatch
 	for {
 		line, err := d.line()
 		if err != nil {

@@ -3,6 +3,7 @@ package sse
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -51,11 +52,19 @@ func readers(in string) map[string]io.Reader {
 
 func TestDecode(t *testing.T) {
 	big := strings.Repeat(`{"arguments":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`, 60000) // ~3.4 MB
+	var many strings.Builder                                                                   // more names than the decoder caches
+	var manyWant []ev
+	for i := range 3 * maxNames {
+		name := fmt.Sprintf("n%d", i%(2*maxNames))
+		fmt.Fprintf(&many, "event: %s\ndata: %d\n\n", name, i)
+		manyWant = append(manyWant, ev{Name: name, Data: fmt.Sprint(i)})
+	}
 	tests := []struct {
 		name string
 		in   string
 		want []ev
 	}{
+		{"many names", many.String(), manyWant},
 		{"empty", "", nil},
 		{"blank lines only", "\n\n\r\n\r\r", nil},
 		{"openai", "data: {\"a\":1}\n\ndata: [DONE]\n\n",
