@@ -45,22 +45,23 @@ func (e *Error) Error() string {
 // Is makes errors.Is(err, ErrInvalid) true.
 func (e *Error) Is(target error) bool { return target == ErrInvalid }
 
-// Errors returns every *Error in err, which Load builds with errors.Join.
+// Errors returns every *Error in err's tree (Load joins one per problem
+// with errors.Join), in order.
 func Errors(err error) []*Error {
 	var out []*Error
 	var walk func(error)
 	walk = func(err error) {
-		var e *Error
+		if e, ok := err.(*Error); ok {
+			out = append(out, e)
+			return
+		}
 		switch x := err.(type) {
-		case nil:
 		case interface{ Unwrap() []error }:
 			for _, c := range x.Unwrap() {
 				walk(c)
 			}
-		default:
-			if errors.As(err, &e) {
-				out = append(out, e)
-			}
+		case interface{ Unwrap() error }:
+			walk(x.Unwrap())
 		}
 	}
 	walk(err)
@@ -97,6 +98,12 @@ func explain(file string, doc any, leaf *jsonschema.ValidationError) []*Error {
 			out[i] = mk(joinPath(at, m), "is required")
 		}
 		return out
+	case *kind.PropertyNames:
+		want := "valid"
+		if n != nil && n.PropertyNames != nil {
+			want = n.PropertyNames.want()
+		}
+		return []*Error{mk(at, fmt.Sprintf("key %q: must be %s", k.Property, want))}
 	case *kind.MinItems:
 		return []*Error{mk(at, fmt.Sprintf("must have at least %d %s, got %d", k.Want, plural(k.Want, "item"), k.Got))}
 	case *kind.Type, *kind.Enum, *kind.Minimum, *kind.Maximum, *kind.ExclusiveMinimum,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -309,4 +310,19 @@ func lookup(doc any, path []string) (any, bool) {
 		}
 	}
 	return cur, true
+}
+
+// walk calls fn for every value in doc, containers before their contents.
+func walk(v any, path []string, fn func(path []string, v any)) {
+	fn(path, v)
+	switch v := v.(type) {
+	case *object:
+		for _, k := range v.keys {
+			walk(v.vals[k], joinPath(path, k), fn)
+		}
+	case []any:
+		for i, e := range v {
+			walk(e, joinPath(path, strconv.Itoa(i)), fn)
+		}
+	}
 }

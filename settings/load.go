@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -135,19 +136,20 @@ func (f *File) Check() ([]Warning, error) {
 // checkGo holds the per-file rules the schema cannot express.
 func (f *File) checkGo() []*Error {
 	var errs []*Error
-	// JSON Schema's "integer" accepts 3.0, which a Go int does not.
-	if err := unmarshalDoc(f.doc, new(Settings)); err != nil {
-		var te *json.UnmarshalTypeError
-		e := &Error{File: f.Name, Msg: err.Error()}
-		if errors.As(err, &te) {
-			path, _ := ParsePath(te.Field)
-			got, _ := lookup(f.doc, path)
-			e.Path = formatPath(path)
-			if n := schemaAt(path); n != nil {
-				e.Msg = "must be " + n.want() + ", got " + describe(got)
+	// JSON Schema's "integer" accepts 2.0 and 1e2, which a Go int does not.
+	walk(f.doc, nil, func(path []string, v any) {
+		num, ok := v.(json.Number)
+		if n := schemaAt(path); ok && n != nil && n.Type == "integer" {
+			if _, err := strconv.ParseInt(num.String(), 10, 64); err != nil {
+				errs = append(errs, &Error{File: f.Name, Path: formatPath(path), Msg: "must be " + n.want() + ", got " + describe(v)})
 			}
 		}
-		errs = append(errs, e)
+	})
+	if len(errs) == 0 {
+		// Whatever else encoding/json refuses; not expected past the checks.
+		if err := unmarshalDoc(f.doc, new(Settings)); err != nil {
+			errs = append(errs, &Error{File: f.Name, Msg: err.Error()})
+		}
 	}
 	if ps, ok := f.doc.get("providers"); ok {
 		ps, _ := ps.(*object)

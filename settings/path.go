@@ -11,6 +11,10 @@ import (
 // providers.openai.models[0].id; hooks.0.on is accepted too. Keys that
 // contain dots or brackets cannot be written this way.
 
+// providerName is what a providers key may look like: no dots or brackets,
+// so that every provider can be named in a dotted key.
+const providerName = "^[A-Za-z0-9][A-Za-z0-9_-]*$"
+
 // ParsePath splits a dotted key such as retry.maxRetries or hooks[0].on.
 func ParsePath(key string) ([]string, error) {
 	if key == "" {

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // schemaJSON is the committed schema, generated from the types in
@@ -29,10 +30,13 @@ var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("compile settings schema: %w", err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("schema.json", doc); err != nil {
+	// An absolute URL keeps the compiler from resolving a file path
+	// against the working directory; nothing is ever fetched.
+	const url = "https://github.com/rally-agent/rally/schema.json"
+	if err := c.AddResource(url, doc); err != nil {
 		return nil, fmt.Errorf("compile settings schema: %w", err)
 	}
-	return c.Compile("schema.json")
+	return c.Compile(url)
 })
 
 // node is the part of a JSON Schema that messages and key lookups need.
@@ -50,6 +54,8 @@ type node struct {
 	MinItems    *int             `json:"minItems"`
 	Items       *node            `json:"items"`
 	Properties  map[string]*node `json:"properties"`
+	// PropertyNames constrains the keys of a map such as providers.
+	PropertyNames *node `json:"propertyNames"`
 	// Additional is additionalProperties when it is a schema; a map such
 	// as providers has one, a struct has false.
 	Additional *node `json:"-"`
@@ -168,6 +174,7 @@ func schemaAt(path []string) *node {
 var patternNames = map[string]string{
 	"^[^/]+/.+$":               `a "provider/model" string`,
 	"^[A-Za-z_][A-Za-z0-9_]*$": "an environment variable name",
+	providerName:               "a name of letters, digits, - and _",
 }
 
 // want says what n accepts, e.g. "an integer from 0 to 100".
@@ -178,6 +185,9 @@ func (n *node) want() string {
 			q[i] = fmt.Sprintf("%q", e)
 		}
 		return "one of " + strings.Join(q, ", ")
+	}
+	if s, ok := patternNames[n.Pattern]; ok {
+		return s
 	}
 	switch n.Type {
 	case "integer", "number":
@@ -195,9 +205,6 @@ func (n *node) want() string {
 	case "boolean":
 		return "true or false"
 	case "string":
-		if s, ok := patternNames[n.Pattern]; ok {
-			return s
-		}
 		if n.MinLength != nil && *n.MinLength > 0 {
 			return "a non-empty string"
 		}
@@ -218,8 +225,8 @@ func (n *node) want() string {
 func describe(v any) string {
 	switch v := v.(type) {
 	case string:
-		if len(v) > 60 {
-			v = v[:57] + "..."
+		if r := []rune(v); len(r) > 60 {
+			v = string(r[:57]) + "..."
 		}
 		return fmt.Sprintf("%q", v)
 	case json.Number:
@@ -265,7 +272,9 @@ func validate(file string, doc any) (errs []*Error, warns []Warning) {
 
 // leaves flattens the error tree to the failures that have no causes.
 func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if len(e.Causes) == 0 {
+	if _, names := e.ErrorKind.(*kind.PropertyNames); names || len(e.Causes) == 0 {
+		// A propertyNames failure's causes are about the key as a value;
+		// the parent knows which object it belongs to.
 		return []*jsonschema.ValidationError{e}
 	}
 	var out []*jsonschema.ValidationError

@@ -69,12 +69,12 @@ type Settings struct {
 	DefaultProvider string `json:"defaultProvider" jsonschema_description:"Provider used when --provider is not given. Empty picks the first of anthropic, openai, google, openrouter, groq whose API key variable is set, else sim."`
 	// DefaultModel is the model id used with DefaultProvider when --model is
 	// not given. Empty means the provider's first listed model.
-	DefaultModel string      `json:"defaultModel" jsonschema_description:"Model id used with the default provider when --model is not given. Empty means the provider's first listed model."`
-	Agent        Agent       `json:"agent" jsonschema_description:"The agent loop."`
-	Retry        Retry       `json:"retry" jsonschema_description:"Automatic retry of model calls that failed in a way time can fix (overload, rate limit, 5xx, dropped connection)."`
-	Compaction   Compaction  `json:"compaction" jsonschema_description:"Summarising older messages when the context fills up."`
+	DefaultModel string              `json:"defaultModel" jsonschema_description:"Model id used with the default provider when --model is not given. Empty means the provider's first listed model."`
+	Agent        Agent               `json:"agent" jsonschema_description:"The agent loop."`
+	Retry        Retry               `json:"retry" jsonschema_description:"Automatic retry of model calls that failed in a way time can fix (overload, rate limit, 5xx, dropped connection)."`
+	Compaction   Compaction          `json:"compaction" jsonschema_description:"Summarising older messages when the context fills up."`
 	Providers    map[string]Provider `json:"providers" jsonschema_description:"Model providers by name. Built-in entries exist for openai, anthropic, google, openrouter, groq, local and sim; an entry with the same name merges over the built-in one."`
-	Hooks        []Hook      `json:"hooks" jsonschema_description:"Commands run for session events, off the hot path."`
+	Hooks        []Hook              `json:"hooks" jsonschema_description:"Commands run for session events, off the hot path."`
 }
 
 // Agent is the agent loop's group. Zero MaxTurns means no model call at all
@@ -110,9 +110,9 @@ type Compaction struct {
 // Provider is one providers.<name> entry. After Load, TimeoutMs and
 // IdleTimeoutMs are never 0; in a hand-built Provider 0 means their default.
 type Provider struct {
-	API       string `json:"api,omitempty" jsonschema:"enum=openai-completions,enum=openai-responses,enum=anthropic-messages,enum=google-generative-ai,enum=sim" jsonschema_description:"Wire API: openai-completions (Chat Completions and OpenAI-compatible servers), openai-responses, anthropic-messages, google-generative-ai, or sim."`
-	BaseURL   string `json:"baseUrl,omitempty" jsonschema_description:"Base URL of the API, e.g. https://api.openai.com/v1."`
-	APIKeyEnv string `json:"apiKeyEnv,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_description:"Name of the environment variable holding the API key (the key itself never goes in this file). RALLY_API_KEY, when set, wins."`
+	API       string  `json:"api,omitempty" jsonschema:"enum=openai-completions,enum=openai-responses,enum=anthropic-messages,enum=google-generative-ai,enum=sim" jsonschema_description:"Wire API: openai-completions (Chat Completions and OpenAI-compatible servers), openai-responses, anthropic-messages, google-generative-ai, or sim."`
+	BaseURL   string  `json:"baseUrl,omitempty" jsonschema_description:"Base URL of the API, e.g. https://api.openai.com/v1."`
+	APIKeyEnv string  `json:"apiKeyEnv,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_description:"Name of the environment variable holding the API key (the key itself never goes in this file). RALLY_API_KEY, when set, wins."`
 	Models    []Model `json:"models,omitempty" jsonschema_description:"Models offered by this provider, first one the default."`
 	// MaxRetries, when set, replaces retry.maxRetries for calls to this
 	// provider; nil inherits it.
@@ -147,10 +147,6 @@ type Hook struct {
 	Command   []string `json:"command" jsonschema:"required,minItems=1,minLength=1" jsonschema_description:"Program and arguments, run without a shell; the event arrives as one JSON line on stdin."`
 	TimeoutMs int      `json:"timeoutMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=5000" jsonschema_description:"The command is killed after this many milliseconds."`
 }
-
-// builtinOrder is the order in which an unset defaultProvider looks for an
-// API key in the environment: the first-party APIs first, then the routers.
-var builtinOrder = []string{"anthropic", "openai", "google", "openrouter", "groq"}
 
 // Default returns the settings that apply when no file says otherwise.
 func Default() *Settings {

@@ -58,6 +58,7 @@ func newRoot(s streams) *cobra.Command {
 	root.SetErr(s.err)
 	root.AddCommand(
 		newClassifyCmd(s),
+		newSettingsCmd(s),
 	)
 	return root
 }

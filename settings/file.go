@@ -1,0 +1,266 @@
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// File is one settings file as the user wrote it: every key, known or not,
+// in the user's order. Edits change the document at a path and leave the
+// rest alone.
+type File struct {
+	Source
+	doc    *object // nil until the file exists or is edited
+	raw    []byte  // the bytes read, to notice a change on disk before a save
+	exists bool
+	dups   [][]string
+}
+
+// ReadFile reads a settings file. A missing file is an empty File, not an
+// error. A file that is not a JSON object is an *Error with the line and
+// column of the problem.
+func ReadFile(src Source) (*File, error) {
+	data, err := os.ReadFile(src.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &File{Source: src}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read settings: %w", err)
+	}
+	return ParseFile(src, data)
+}
+
+// ParseFile parses settings file contents read elsewhere. Empty contents
+// are an empty object, so a freshly touched file works.
+func ParseFile(src Source, data []byte) (*File, error) {
+	f := &File{Source: src, raw: data, doc: newObject(), exists: true}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return f, nil
+	}
+	doc, dups, err := parseDoc(data)
+	if err != nil {
+		if e, ok := err.(*Error); ok {
+			e.File = src.Name
+			return nil, e
+		}
+		return nil, fmt.Errorf("parse %s: %w", src.Name, err)
+	}
+	o, ok := doc.(*object)
+	if !ok {
+		return nil, &Error{File: src.Name, Msg: "must be a JSON object, got " + describe(doc)}
+	}
+	f.doc, f.dups = o, dups
+	return f, nil
+}
+
+// Exists reports whether the file was there when read (or has been saved).
+func (f *File) Exists() bool { return f.exists }
+
+// Get returns the raw JSON value the file itself holds at key, if any.
+func (f *File) Get(key string) (json.RawMessage, bool) {
+	path, err := ParsePath(key)
+	if err != nil {
+		return nil, false
+	}
+	v, ok := lookup(f.doc, path)
+	if !ok {
+		return nil, false
+	}
+	return bytes.TrimSuffix(encodeDoc(v, "  "), []byte("\n")), true
+}
+
+// Set puts a Go value (anything encoding/json can marshal) at key.
+func (f *File) Set(key string, value any) error {
+	raw, err := json.Marshal(value)
+	if err != nil {
+		return fmt.Errorf("set %s: %w", key, err)
+	}
+	return f.SetJSON(key, raw)
+}
+
+// SetJSON puts a JSON value at key, creating the objects on the way. The
+// key must be a setting (see the schema); the value is not checked here:
+// call Check or Merge before Save. A value that is an object replaces what
+// the file had at key, it does not merge into it.
+func (f *File) SetJSON(key string, raw json.RawMessage) error {
+	path, err := settable(key)
+	if err != nil {
+		return fmt.Errorf("set settings: %w", err)
+	}
+	v, _, err := parseDoc(raw)
+	if err != nil {
+		return fmt.Errorf("set %s: value is not JSON: %w", key, err)
+	}
+	if f.doc == nil {
+		f.doc = newObject()
+	}
+	var cur any = f.doc
+	for i, seg := range path {
+		last := i == len(path)-1
+		switch c := cur.(type) {
+		case *object:
+			if last {
+				c.set(seg, v)
+				return nil
+			}
+			next, ok := c.get(seg)
+			if _, isObj := next.(*object); !ok || (!isObj && !isArr(next)) {
+				if schemaAt(path[:i+1]).isArray() {
+					return fmt.Errorf("set %s: %s has no elements in %s", key, formatPath(path[:i+1]), f.Name)
+				}
+				next = newObject()
+				c.set(seg, next)
+			}
+			cur = next
+		case []any:
+			n, _ := index(seg)
+			if n >= len(c) {
+				return fmt.Errorf("set %s: %s has %d %s in %s", key, formatPath(path[:i]), len(c), plural(len(c), "element"), f.Name)
+			}
+			if last {
+				c[n] = v
+				return nil
+			}
+			if _, isObj := c[n].(*object); !isObj && !isArr(c[n]) {
+				c[n] = newObject()
+			}
+			cur = c[n]
+		}
+	}
+	return nil
+}
+
+// Delete removes key from the file; a key that is not there is no error.
+func (f *File) Delete(key string) error {
+	path, err := settable(key)
+	if err != nil {
+		return fmt.Errorf("delete settings: %w", err)
+	}
+	parent, ok := lookup(f.doc, path[:len(path)-1])
+	if !ok || f.doc == nil {
+		return nil
+	}
+	last := path[len(path)-1]
+	switch p := parent.(type) {
+	case *object:
+		p.del(last)
+	case []any:
+		return fmt.Errorf("delete %s: cannot delete an array element; set the whole array", key)
+	}
+	return nil
+}
+
+func isArr(v any) bool {
+	_, ok := v.([]any)
+	return ok
+}
+
+// settable parses key and checks that it names a setting, so a typo is
+// refused rather than written where rally will never read it.
+func settable(key string) ([]string, error) {
+	path, err := ParsePath(key)
+	if err != nil {
+		return nil, err
+	}
+	if len(path) == 0 {
+		return nil, errors.New("empty key")
+	}
+	if schemaAt(path) != nil {
+		return path, nil
+	}
+	// Name the first unknown segment and suggest the nearest known key.
+	for i := range path {
+		if n := schemaAt(path[:i+1]); n == nil {
+			msg := fmt.Sprintf("unknown key %q", formatPath(path[:i+1]))
+			if s := closest(path[i], schemaAt(path[:i]).order); s != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", formatPath(joinPath(path[:i], s)))
+			}
+			return nil, errors.New(msg)
+		}
+	}
+	return path, nil
+}
+
+// Bytes returns the file's contents as Save would write them: the user's
+// keys in the user's order, indented as the file was.
+func (f *File) Bytes() []byte {
+	if f.doc == nil {
+		return []byte("{}\n")
+	}
+	return encodeDoc(f.doc, detectIndent(f.raw))
+}
+
+// Save writes the file atomically: a temporary file in the same directory,
+// renamed over the old one, so a crash leaves the old or the new file, never
+// half of one. It keeps the old file's permissions (0644 for a new file)
+// and writes through a symlink to its target. It refuses a document that
+// fails Check, and a file that changed on disk since it was read.
+func (f *File) Save() error {
+	if _, err := f.Check(); err != nil {
+		return err
+	}
+	data := f.Bytes()
+	target := f.Path
+	if real, err := filepath.EvalSymlinks(target); err == nil {
+		target = real // a dotfiles symlink stays a symlink
+	}
+	perm := fs.FileMode(0o644)
+	cur, err := os.ReadFile(target)
+	switch {
+	case err == nil:
+		if !f.exists || !bytes.Equal(cur, f.raw) {
+			return fmt.Errorf("save %s: the file changed on disk since it was read; nothing written", f.Name)
+		}
+		if bytes.Equal(cur, data) {
+			return nil
+		}
+		if fi, err := os.Stat(target); err == nil {
+			perm = fi.Mode().Perm()
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("save %s: %w", f.Name, err)
+	case f.exists:
+		return fmt.Errorf("save %s: the file was removed since it was read; nothing written", f.Name)
+	}
+	if err := writeAtomic(target, data, perm); err != nil {
+		return fmt.Errorf("save %s: %w", f.Name, err)
+	}
+	f.raw, f.exists = data, true
+	return nil
+}
+
+func writeAtomic(path string, data []byte, perm fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".settings-*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	// CreateTemp makes 0600 files; the umask must not decide either way.
+	if err = tmp.Chmod(perm); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
