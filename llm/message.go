@@ -54,6 +54,9 @@ type Content struct {
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// ThoughtSignature is Gemini's opaque signature of a "toolCall", which
+	// must be sent back with the call (as in pi's sessions).
+	ThoughtSignature string `json:"thoughtSignature,omitempty"`
 }
 
 // Text returns a text content block.

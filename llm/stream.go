@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -92,8 +94,9 @@ func Collect(s *Stream) (*Message, error) {
 }
 
 // ErrTruncated is wrapped by the error of a stream that ended without its
-// terminal event. The retry policy classifies it as transient.
-var ErrTruncated = errors.New("truncated stream")
+// terminal event. It wraps io.ErrUnexpectedEOF, so the retry policy
+// classifies it as transient by type.
+var ErrTruncated = fmt.Errorf("truncated stream: %w", io.ErrUnexpectedEOF)
 
 // Builder assembles an assistant message from a provider's deltas and
 // queues the matching events. Provider parsers call it; blocks are keyed by
@@ -105,7 +108,11 @@ type Builder struct {
 	open map[string]int
 	// args collects streamed tool-call arguments, by content index.
 	args map[int][]byte
-	done bool
+	// texts holds the text or thinking of open blocks, by content index,
+	// so a delta appends in amortised constant time instead of copying
+	// the whole text (quadratic over a long answer).
+	texts map[int]*strings.Builder
+	done  bool
 }
 
 func (b *Builder) emit(e Event) {
@@ -144,7 +151,7 @@ func (b *Builder) Text(key, delta string) {
 	if delta == "" {
 		return
 	}
-	b.msg.Content[i].Text += delta
+	b.msg.Content[i].Text = b.grow(i, b.msg.Content[i].Text, delta)
 	b.emit(Event{Type: EventTextDelta, ContentIndex: i, Delta: delta})
 }
 
@@ -157,8 +164,25 @@ func (b *Builder) Thinking(key, delta string) {
 	if delta == "" {
 		return
 	}
-	b.msg.Content[i].Thinking += delta
+	b.msg.Content[i].Thinking = b.grow(i, b.msg.Content[i].Thinking, delta)
 	b.emit(Event{Type: EventThinkingDelta, ContentIndex: i, Delta: delta})
+}
+
+// grow returns s, the text of block i, with delta appended. The result
+// shares the block's buffer: earlier results stay valid, as a
+// strings.Builder never changes bytes it has handed out.
+func (b *Builder) grow(i int, s, delta string) string {
+	sb := b.texts[i]
+	if sb == nil || sb.Len() != len(s) {
+		if b.texts == nil {
+			b.texts = map[int]*strings.Builder{}
+		}
+		sb = &strings.Builder{}
+		sb.WriteString(s)
+		b.texts[i] = sb
+	}
+	sb.WriteString(delta)
+	return sb.String()
 }
 
 // Signature records the provider's signature of the thinking block under key.
@@ -203,6 +227,7 @@ func (b *Builder) End(key string) {
 
 func (b *Builder) end(key string, i int) {
 	delete(b.open, key)
+	delete(b.texts, i)
 	c := &b.msg.Content[i]
 	switch c.Type {
 	case TextType:

@@ -255,6 +255,9 @@ var answers = []string{
 	"Let me answer briefly. The sim model streams this reply word by word with realistic usage numbers, so you can watch rally's streaming, retry notices and persistence without a network.",
 }
 
+// Answer is the sim model's answer to a prompt that asks for no tool.
+func Answer(prompt string) string { return answer(prompt) }
+
 func answer(prompt string) string {
 	lower := strings.ToLower(prompt)
 	if strings.Contains(lower, "rally") {

@@ -1,0 +1,381 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rally-agent/rally/agent"
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/retry"
+)
+
+// Rule 1: a transient error then success; the waits are 2000/4000/8000 ms.
+func TestTransientThenSuccess(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{err: overloaded()}, {err: unavailable()}, {err: overloaded()}, {text: "hello"}}}
+		s, rec, stop := newSession(t, f, Config{})
+		start := time.Now()
+		if err := s.Prompt(t.Context(), "hi", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		stop()
+		if got := time.Since(start); got != 14*time.Second {
+			t.Errorf("prompt took %v of fake time, want 2s+4s+8s", got)
+		}
+		if f.calls() != 4 {
+			t.Errorf("%d model calls, want 4", f.calls())
+		}
+		starts := rec.of(agent.AutoRetryStart)
+		if len(starts) != 3 {
+			t.Fatalf("%d auto_retry_start, want 3", len(starts))
+		}
+		for i, want := range []int64{2000, 4000, 8000} {
+			st := starts[i]
+			if st.Attempt != i+1 || st.MaxAttempts != 3 || st.DelayMs != want || st.ErrorMessage == "" || st.ErrorClass != "transient" {
+				t.Errorf("start %d: %+v", i, st)
+			}
+		}
+		ends := rec.of(agent.AutoRetryEnd)
+		if len(ends) != 1 || !ends[0].Success || ends[0].Attempt != 3 {
+			t.Errorf("auto_retry_end %+v, want one success at attempt 3", ends)
+		}
+		// Exactly one transient failure then success reports attempt 1.
+		f2 := &fake{steps: []step{{err: overloaded()}, {text: "ok"}}}
+		s2, rec2, stop2 := newSession(t, f2, Config{})
+		if err := s2.Prompt(t.Context(), "hi", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		stop2()
+		if st := rec2.of(agent.AutoRetryStart); len(st) != 1 || st[0].Attempt != 1 || st[0].DelayMs != 2000 {
+			t.Errorf("start %+v", st)
+		}
+		if e := rec2.of(agent.AutoRetryEnd); len(e) != 1 || !e[0].Success || e[0].Attempt != 1 {
+			t.Errorf("end %+v", e)
+		}
+	})
+}
+
+// Rule 2: exhausted.
+func TestExhausted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{err: overloaded()}, {err: overloaded()}, {err: overloaded()}, {err: overloaded()}, {text: "never"}}}
+		s, rec, stop := newSession(t, f, Config{})
+		err := s.Prompt(t.Context(), "hi", PromptOptions{})
+		stop()
+		var re *RunError
+		if !errors.As(err, &re) || re.Retries != 3 || re.Class != retry.Transient {
+			t.Fatalf("err %v, want RunError after 3 retries", err)
+		}
+		if !strings.Contains(err.Error(), "retry failed after 3 attempts") {
+			t.Errorf("message %q", err)
+		}
+		if f.calls() != 4 {
+			t.Errorf("%d calls, want 4", f.calls())
+		}
+		if n := len(rec.of(agent.AutoRetryStart)); n != 3 {
+			t.Errorf("%d starts, want 3", n)
+		}
+		ends := rec.of(agent.AutoRetryEnd)
+		if len(ends) != 1 || ends[0].Success || ends[0].Attempt != 3 || ends[0].FinalError == "" {
+			t.Errorf("end %+v", ends)
+		}
+	})
+}
+
+// Rule 3: fatal errors never retry; overflow goes to the compaction hook.
+func TestFatalAndOverflow(t *testing.T) {
+	for name, e := range map[string]error{
+		"401": badKey(),
+		"400": apiErr(400, `{"error":{"message":"Invalid value for 'temperature'","type":"invalid_request_error"}}`),
+		"404": apiErr(404, `{"error":{"message":"The model 'gpt-9' does not exist","type":"invalid_request_error","code":"model_not_found"}}`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := &fake{steps: []step{{err: e}}}
+			s, rec, stop := newSession(t, f, Config{})
+			err := s.Prompt(t.Context(), "hi", PromptOptions{})
+			stop()
+			var re *RunError
+			if !errors.As(err, &re) || re.Class != retry.Fatal || f.calls() != 1 {
+				t.Fatalf("err %v after %d calls", err, f.calls())
+			}
+			if n := len(rec.of(agent.AutoRetryStart)) + len(rec.of(agent.AutoRetryEnd)); n != 0 {
+				t.Errorf("%d retry events", n)
+			}
+		})
+	}
+	t.Run("overflow", func(t *testing.T) {
+		f := &fake{steps: []step{{err: apiErr(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`)}}}
+		var hooked error
+		s, rec, stop := newSession(t, f, Config{Compact: func(_ context.Context, _ *Session, cause error) error {
+			hooked = cause
+			return errors.New("compaction not possible here")
+		}})
+		err := s.Prompt(t.Context(), "hi", PromptOptions{})
+		stop()
+		if hooked == nil || err == nil || f.calls() != 1 {
+			t.Fatalf("hook got %v, prompt err %v, %d calls", hooked, err, f.calls())
+		}
+		if n := len(rec.of(agent.AutoRetryStart)) + len(rec.of(agent.AutoRetryEnd)); n != 0 {
+			t.Errorf("%d retry events for an overflow", n)
+		}
+	})
+	t.Run("overflow without compaction", func(t *testing.T) {
+		f := &fake{steps: []step{{err: apiErr(400, `{"error":{"message":"This model's maximum context length is 8192 tokens.","code":"context_length_exceeded"}}`)}}}
+		s, _, stop := newSession(t, f, Config{})
+		err := s.Prompt(t.Context(), "hi", PromptOptions{})
+		stop()
+		if !errors.Is(err, ErrContextOverflow) {
+			t.Fatalf("err %v, want ErrContextOverflow", err)
+		}
+	})
+}
+
+// Rule 4: retry disabled and maxRetries 0 behave as no retry.
+func TestNoRetryConfigs(t *testing.T) {
+	for name, p := range map[string]retry.Policy{
+		"disabled":       {Disabled: true, MaxRetries: 3},
+		"max retries 0":  {},
+		"auto-retry off": retry.Default(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := &fake{steps: []step{{err: overloaded()}, {text: "never"}}}
+			s, rec, stop := newSession(t, f, Config{Retry: &p})
+			if name == "auto-retry off" {
+				s.SetAutoRetryEnabled(false)
+			}
+			err := s.Prompt(t.Context(), "hi", PromptOptions{})
+			stop()
+			if err == nil || f.calls() != 1 || len(rec.of(agent.AutoRetryStart)) != 0 {
+				t.Fatalf("err %v, %d calls, %d starts", err, f.calls(), len(rec.of(agent.AutoRetryStart)))
+			}
+		})
+	}
+}
+
+// Rule 5: a long hint is waited in full; one above maxDelayMs fails fast.
+func TestHints(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{err: apiErr(429, `{"error":{"message":"slow down","type":"rate_limit_error"}}`, "retry-after", "30")}, {text: "ok"}}}
+		s, rec, stop := newSession(t, f, Config{})
+		start := time.Now()
+		if err := s.Prompt(t.Context(), "hi", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		stop()
+		if d := time.Since(start); d != 30*time.Second {
+			t.Errorf("waited %v, want the 30s the server asked for", d)
+		}
+		if st := rec.of(agent.AutoRetryStart); len(st) != 1 || st[0].DelayMs != 30000 {
+			t.Errorf("starts %+v", st)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{err: apiErr(429, `{"error":{"message":"slow down","type":"rate_limit_error"}}`, "retry-after", "18000")}, {text: "never"}}}
+		s, rec, stop := newSession(t, f, Config{})
+		start := time.Now()
+		err := s.Prompt(t.Context(), "hi", PromptOptions{})
+		stop()
+		if time.Since(start) != 0 || f.calls() != 1 {
+			t.Errorf("took %v and %d calls; want an immediate failure", time.Since(start), f.calls())
+		}
+		if err == nil || !strings.Contains(err.Error(), "provider asked for 5h0m0s, longer than maxDelayMs 1m0s") {
+			t.Errorf("err %v, want it to name the requested wait", err)
+		}
+		if n := len(rec.of(agent.AutoRetryStart)); n != 0 {
+			t.Errorf("%d starts", n)
+		}
+	})
+}
+
+// Rule 6: AbortRetry and Abort during the wait; Abort during a stream.
+func TestAbort(t *testing.T) {
+	t.Run("abort retry during wait", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := &fake{steps: []step{{err: overloaded()}, {text: "never"}}}
+			s, rec, stop := newSession(t, f, Config{})
+			done := make(chan error)
+			go func() { done <- s.Prompt(context.Background(), "hi", PromptOptions{}) }()
+			synctest.Wait()
+			if !s.IsRetrying() || s.State().RetryAttempt != 1 {
+				t.Fatalf("state %+v, want retrying at attempt 1", s.State())
+			}
+			start := time.Now()
+			s.AbortRetry()
+			err := <-done
+			if time.Since(start) != 0 {
+				t.Errorf("abort took %v of fake time", time.Since(start))
+			}
+			stop()
+			if !errors.Is(err, ErrRetryCancelled) || f.calls() != 1 {
+				t.Errorf("err %v, calls %d", err, f.calls())
+			}
+			ends := rec.of(agent.AutoRetryEnd)
+			if len(ends) != 1 || ends[0].Success || ends[0].FinalError != RetryCancelled || ends[0].Attempt != 1 {
+				t.Errorf("end %+v", ends)
+			}
+			if s.State().RetryAttempt != 0 || s.IsRetrying() {
+				t.Errorf("counter not reset: %+v", s.State())
+			}
+		})
+	})
+	t.Run("abort during wait", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := &fake{steps: []step{{err: overloaded()}, {text: "never"}}}
+			s, rec, stop := newSession(t, f, Config{})
+			done := make(chan error)
+			go func() { done <- s.Prompt(context.Background(), "hi", PromptOptions{}) }()
+			synctest.Wait()
+			s.Abort()
+			err := <-done
+			stop()
+			if !errors.Is(err, context.Canceled) || f.calls() != 1 {
+				t.Errorf("err %v, calls %d", err, f.calls())
+			}
+			if ends := rec.of(agent.AutoRetryEnd); len(ends) != 1 || ends[0].FinalError != RetryCancelled {
+				t.Errorf("end %+v", ends)
+			}
+		})
+	})
+	t.Run("abort during stream", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			f := &fake{steps: []step{{text: "partial", block: true}, {text: "never"}}}
+			s, rec, stop := newSession(t, f, Config{})
+			done := make(chan error)
+			go func() { done <- s.Prompt(context.Background(), "hi", PromptOptions{}) }()
+			synctest.Wait()
+			s.Abort()
+			err := <-done
+			stop()
+			if !errors.Is(err, context.Canceled) || f.calls() != 1 {
+				t.Errorf("err %v, calls %d", err, f.calls())
+			}
+			ends := rec.of(agent.MessageEnd)
+			last := ends[len(ends)-1].Message
+			if last.StopReason != llm.Aborted {
+				t.Errorf("last message stop reason %q, want aborted", last.StopReason)
+			}
+			if n := len(rec.of(agent.AutoRetryStart)); n != 0 {
+				t.Errorf("%d retries after abort", n)
+			}
+		})
+	})
+}
+
+// Rule 7: Prompt waits for the chain even with slow subscribers, and emits
+// agent_settled exactly once after everything.
+func TestPromptWaitsForChain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{err: overloaded()}, {text: "ok"}}}
+		s, rec, stop := newSession(t, f, Config{})
+		slow := s.Subscribe(func(Event) { time.Sleep(time.Second) })
+		if err := s.Prompt(t.Context(), "hi", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if s.IsRetrying() || s.State().Streaming {
+			t.Errorf("state after Prompt: %+v", s.State())
+		}
+		slow()
+		stop()
+		types := rec.types()
+		if types[len(types)-1] != agent.AgentSettled || len(rec.of(agent.AgentSettled)) != 1 {
+			t.Errorf("events end %v", types[len(types)-3:])
+		}
+		ends := rec.of(agent.AgentEnd)
+		if len(ends) != 2 || !ends[0].WillRetry || ends[1].WillRetry {
+			t.Errorf("agent_end willRetry: %+v", ends)
+		}
+	})
+}
+
+// Rule 8: tools already run are never run again; the retried call carries
+// the tool results and not the failed message.
+func TestToolsRunOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := &counter{}
+		call := llm.Content{Type: llm.ToolCallType, ID: "call_1", Name: "count", Arguments: []byte(`{}`)}
+		f := &fake{steps: []step{{text: "let me count", calls: []llm.Content{call}}, {text: "half", midErr: unavailable()}, {text: "counted once"}}}
+		s, rec, stop := newSession(t, f, Config{Tools: nil})
+		s.cfg.Tools = append(s.cfg.Tools, c)
+		if err := s.Prompt(t.Context(), "count", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		stop()
+		if c.n != 1 {
+			t.Errorf("tool ran %d times", c.n)
+		}
+		retried := f.request(2).Messages
+		last := retried[len(retried)-1]
+		if last.Role != llm.ToolResult || last.ToolCallID != "call_1" {
+			t.Errorf("retried context ends with %+v, want the tool result", last)
+		}
+		for _, m := range retried {
+			if m.StopReason == llm.Error {
+				t.Errorf("failed message sent again: %+v", m)
+			}
+		}
+		if n := len(rec.of(agent.MessageDiscarded)); n != 1 {
+			t.Errorf("%d message_discarded, want 1", n)
+		}
+		if got := s.State().MessageCount; got != 4 {
+			t.Errorf("message count %d, want 4 (user, assistant, tool result, assistant)", got)
+		}
+	})
+}
+
+// Rule 9: the counter resets on success and at each prompt.
+func TestCounterResets(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{err: overloaded()}, {text: "ok"}, {err: overloaded()}, {text: "ok again"}}}
+		s, rec, stop := newSession(t, f, Config{})
+		for range 2 {
+			if err := s.Prompt(t.Context(), "hi", PromptOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stop()
+		starts := rec.of(agent.AutoRetryStart)
+		if len(starts) != 2 || starts[0].Attempt != 1 || starts[1].Attempt != 1 || starts[1].DelayMs != 2000 {
+			t.Errorf("starts %+v", starts)
+		}
+	})
+}
+
+// Rule 10: mid-stream drops under both streaming modes.
+func TestStreamingModes(t *testing.T) {
+	drop := func() error { return apiErr(0, "stream dropped", "") }
+	_ = drop
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{text: "partial answer", midErr: llm.ErrTruncated}, {text: "full answer"}}}
+		s, rec, stop := newSession(t, f, Config{})
+		if err := s.Prompt(t.Context(), "hi", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		stop()
+		d := rec.of(agent.MessageDiscarded)
+		if len(d) != 1 || d[0].Message.TextOf() != "partial answer" {
+			t.Errorf("discarded %+v", d)
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{text: "partial answer", midErr: llm.ErrTruncated}, {text: "never"}}}
+		s, _, stop := newSession(t, f, Config{Streaming: BeforeOutput})
+		err := s.Prompt(t.Context(), "hi", PromptOptions{})
+		stop()
+		if err == nil || f.calls() != 1 {
+			t.Errorf("beforeOutput after output: err %v, calls %d", err, f.calls())
+		}
+	})
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{midErr: llm.ErrTruncated}, {text: "answer"}}}
+		s, _, stop := newSession(t, f, Config{Streaming: BeforeOutput})
+		err := s.Prompt(t.Context(), "hi", PromptOptions{})
+		stop()
+		if err != nil || f.calls() != 2 {
+			t.Errorf("beforeOutput before output: err %v, calls %d", err, f.calls())
+		}
+	})
+}

@@ -1,0 +1,337 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rally-agent/rally/agent"
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/retry"
+)
+
+// RetryCancelled is auto_retry_end's finalError when a retry was cancelled.
+const RetryCancelled = "Retry cancelled"
+
+// PromptOptions are the extras of a prompt.
+type PromptOptions struct {
+	// Images are attached to the prompt (image content blocks).
+	Images []llm.Content
+}
+
+// Prompt sends text as a user message and runs the agent until the run has
+// settled: success, final failure (a *RunError), or cancellation (an error
+// wrapping context.Canceled). Retries happen inside Prompt.
+func (s *Session) Prompt(ctx context.Context, text string, opts PromptOptions) error {
+	m := llm.Message{Role: llm.User, Content: append([]llm.Content{llm.Text(text)}, opts.Images...), Timestamp: llm.Now()}
+	return s.run(ctx, []llm.Message{m})
+}
+
+// Continue runs the agent from the current context without a new message,
+// e.g. after a failure the user wants to try again.
+func (s *Session) Continue(ctx context.Context) error { return s.run(ctx, nil) }
+
+// run is one prompt: agent runs and the retry chain around them.
+func (s *Session) run(ctx context.Context, prompt []llm.Message) (err error) {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return ErrBusy
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	s.running, s.attempt, s.noRetry, s.cancelRun = true, 0, false, cancel
+	s.mu.Unlock()
+	defer func() {
+		cancel()
+		s.mu.Lock()
+		s.running, s.retrying, s.attempt, s.noRetry, s.cancelRun, s.stopWait = false, false, 0, false, nil, nil
+		s.mu.Unlock()
+		s.hub.emit(Event{Type: agent.AgentSettled})
+	}()
+
+	header := 1
+	for {
+		r := &runState{s: s}
+		out, runErr := s.agentConfig().Run(runCtx, s.sendable(), agent.Options{Attempt: header, Prompt: prompt}, r.event)
+		prompt = nil
+		next, err := s.decide(runCtx, r, out, runErr)
+		if next == 0 {
+			return err
+		}
+		header = next
+	}
+}
+
+// agentConfig is the agent loop's configuration for the next run.
+func (s *Session) agentConfig() *agent.Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return &agent.Config{
+		Provider: s.provider,
+		Model:    s.model,
+		System:   s.cfg.System,
+		Tools:    s.cfg.Tools,
+		MaxTurns: s.cfg.MaxTurns,
+		Thinking: s.cfg.Thinking,
+		Steering: s.takeSteering,
+		FollowUp: s.takeFollowUp,
+	}
+}
+
+// sendable is the context sent to the model: the working context without
+// failed or aborted assistant messages, whose partial content (a cut tool
+// call, half a sentence) providers reject or the model would repeat.
+func (s *Session) sendable() []llm.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]llm.Message, 0, len(s.messages))
+	for _, m := range s.messages {
+		if m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted) {
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// runState is one agent run seen from the session: it records messages as
+// they end and holds back agent_end until the session knows whether a
+// retry follows.
+type runState struct {
+	s          *Session
+	agentEnd   *Event
+	failed     *llm.Message
+	persistErr error
+}
+
+func (r *runState) event(e Event) {
+	switch e.Type {
+	case agent.AgentEnd:
+		r.agentEnd = &e
+		return
+	case agent.MessageEnd:
+		m := *e.Message
+		if m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted) {
+			// Kept aside until the session decides whether a retry
+			// replaces it.
+			r.failed = &m
+		} else {
+			r.s.record(m, false)
+		}
+	}
+	r.s.hub.emit(e)
+}
+
+// record adds a message to the working context and the journal.
+func (s *Session) record(m llm.Message, retried bool) {
+	if !retried {
+		s.mu.Lock()
+		s.messages = append(s.messages, m)
+		s.mu.Unlock()
+	}
+	if j := s.cfg.Store; j != nil {
+		if _, err := j.AppendMessage(m, retried); err != nil {
+			s.logger().Error("session: persist message", "err", err)
+		}
+	}
+}
+
+func (r *runState) endAgent(willRetry bool) {
+	if r.agentEnd == nil {
+		return
+	}
+	e := *r.agentEnd
+	e.WillRetry = willRetry
+	r.agentEnd = nil
+	r.s.hub.emit(e)
+}
+
+// closeChain ends an open retry chain with a failure.
+func (s *Session) closeChain(attempt int, finalError string) {
+	if attempt <= 0 {
+		return
+	}
+	s.hub.emit(Event{Type: agent.AutoRetryEnd, Success: false, Attempt: attempt, FinalError: finalError})
+	s.mu.Lock()
+	s.attempt = 0
+	s.mu.Unlock()
+}
+
+// decide looks at how a run ended (DESIGN §3.1). It returns the attempt
+// number for the next run's x-rally-attempt header, or 0 and the prompt's
+// result when the prompt is over.
+func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, runErr error) (next int, err error) {
+	s.mu.Lock()
+	attempt, autoRetry, noRetry := s.attempt, s.autoRetry, s.noRetry
+	s.mu.Unlock()
+
+	if out.CallErr == nil {
+		if attempt > 0 && r.failed == nil {
+			s.hub.emit(Event{Type: agent.AutoRetryEnd, Success: true, Attempt: attempt})
+			s.mu.Lock()
+			s.attempt = 0
+			s.mu.Unlock()
+		}
+		r.endAgent(false)
+		if runErr != nil {
+			if ctx.Err() != nil {
+				s.closeChain(attempt, RetryCancelled)
+				return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+			}
+			return 0, runErr
+		}
+		return 0, nil
+	}
+
+	failed := r.failed
+	if failed == nil { // cannot happen: a failed call always ends a message
+		failed = &llm.Message{Role: llm.Assistant, StopReason: llm.Error, ErrorMessage: out.CallErr.Error()}
+	}
+	if failed.StopReason == llm.Aborted || ctx.Err() != nil {
+		s.record(*failed, false)
+		r.endAgent(false)
+		s.closeChain(attempt, RetryCancelled)
+		return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+	}
+
+	verdict := llm.Classify(out.CallErr)
+	if verdict.Class == retry.ContextOverflow {
+		return s.overflow(ctx, r, failed, attempt, out.CallErr)
+	}
+
+	pol := s.policy()
+	mode := s.cfg.Streaming
+	var why string
+	switch {
+	case !verdict.Class.Retryable():
+	case !autoRetry || pol.Disabled:
+		why = "auto-retry is off"
+	case noRetry:
+		why = RetryCancelled
+	case mode == BeforeOutput && out.Output:
+		why = "output was already streamed (retry.streaming is beforeOutput)"
+	default:
+		return s.retry(ctx, r, failed, attempt, verdict, out.CallErr)
+	}
+	s.record(*failed, false)
+	r.endAgent(false)
+	final := failed.ErrorMessage
+	if noRetry {
+		final = RetryCancelled
+	}
+	s.closeChain(attempt, final)
+	return 0, &RunError{Class: verdict.Class, Retries: attempt, Reason: why, Err: out.CallErr}
+}
+
+// retry runs the retry path of DESIGN §3.1 step 2 for a retryable failure.
+func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, attempt int, v retry.Verdict, callErr error) (int, error) {
+	pol := s.policy()
+	n := attempt + 1
+	s.mu.Lock()
+	s.attempt = n
+	model := s.model
+	s.mu.Unlock()
+
+	hint := retry.Hint(retry.FailureOf(callErr), s.now())
+	var target Target
+	canSwitch := false
+	maxDelay := pol.MaxDelay
+	if maxDelay <= 0 {
+		maxDelay = retry.DefaultMaxDelay
+	}
+	if s.cfg.Switcher != nil && (v.Class == retry.UsageLimit || hint > maxDelay) && n <= pol.MaxRetries {
+		target, canSwitch = s.cfg.Switcher.Switch(ctx, callErr, hint)
+	}
+	d := pol.Decide(retry.Attempt{Class: v.Class, N: n, Hint: hint, CanSwitch: canSwitch})
+	s.logger().Warn("retry decision", "action", d.Action.String(), "attempt", n, "maxAttempts", pol.MaxRetries,
+		"delay", d.Delay, "class", v.Class.String(), "provider", model.Provider, "model", model.ID,
+		"error", failed.ErrorMessage, "reason", d.Reason)
+
+	if d.Action == retry.GiveUp {
+		s.record(*failed, false)
+		r.endAgent(false)
+		s.closeChain(attempt, failed.ErrorMessage)
+		s.mu.Lock()
+		s.attempt = 0
+		s.mu.Unlock()
+		reason := d.Reason
+		if n > pol.MaxRetries {
+			reason = "" // "retry failed after N attempts" says it
+		}
+		return 0, &RunError{Class: v.Class, Retries: attempt, Reason: reason, Err: callErr}
+	}
+	switched := ""
+	if d.Action == retry.Switch {
+		s.mu.Lock()
+		s.provider, s.model = target.Provider, target.Model
+		s.mu.Unlock()
+		switched, d.Delay = target.Name, 0
+	}
+
+	r.endAgent(true)
+	if len(failed.Content) > 0 {
+		s.hub.emit(Event{Type: agent.MessageDiscarded, Message: failed})
+	}
+	s.hub.emit(Event{Type: agent.AutoRetryStart, Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
+		ErrorMessage: failed.ErrorMessage, ErrorClass: v.Class.String(), SwitchedTo: switched})
+
+	if !s.wait(ctx, d.Delay) {
+		// Cancelled: the failed message is the prompt's final state after all.
+		s.record(*failed, false)
+		s.closeChain(n, RetryCancelled)
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+		}
+		return 0, &RunError{Class: v.Class, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrRetryCancelled, callErr)}
+	}
+	s.record(*failed, true)
+	return n + 1, nil
+}
+
+// wait sleeps d unless the retry or the run is cancelled; it reports
+// whether the whole delay passed.
+func (s *Session) wait(ctx context.Context, d time.Duration) bool {
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	s.mu.Lock()
+	if s.noRetry {
+		s.mu.Unlock()
+		return false
+	}
+	s.retrying, s.stopWait = true, stop
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.retrying, s.stopWait = false, nil
+		s.mu.Unlock()
+	}()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return wctx.Err() == nil
+	case <-wctx.Done():
+		return false
+	}
+}
+
+// overflow hands a context overflow to compaction, never to retry.
+func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message, attempt int, callErr error) (int, error) {
+	if s.cfg.Compact == nil {
+		s.record(*failed, false)
+		r.endAgent(false)
+		s.closeChain(attempt, failed.ErrorMessage)
+		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrContextOverflow, callErr)}
+	}
+	s.record(*failed, true)
+	r.endAgent(true)
+	if err := s.cfg.Compact(ctx, s, callErr); err != nil {
+		s.closeChain(attempt, err.Error())
+		if errors.Is(err, context.Canceled) {
+			return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+		}
+		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: err}
+	}
+	return 1, nil
+}

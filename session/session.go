@@ -1,0 +1,301 @@
+// Package session runs prompts through the agent loop and owns everything
+// that outlives one model call: the retry lifecycle (DESIGN §3.1–3.3), the
+// compaction boundary, persistence and event subscriptions. It is what a Go
+// program embeds:
+//
+//	s, err := session.New(session.Config{Provider: &sim.Model{}, Model: sim.Info()})
+//	unsubscribe := s.Subscribe(func(e session.Event) { … })
+//	err = s.Prompt(ctx, "What does rally do?", session.PromptOptions{})
+//	unsubscribe() // every event of the run has been delivered
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/tool"
+)
+
+// Streaming modes of Config.Streaming (the retry.streaming setting).
+const (
+	// Restart retries a stream that failed mid-way and discards its partial
+	// output with a message_discarded event.
+	Restart = "restart"
+	// BeforeOutput retries only when nothing visible was emitted yet, for
+	// sinks that cannot take text back.
+	BeforeOutput = "beforeOutput"
+)
+
+// Target is what a Switcher moves a session to.
+type Target struct {
+	Provider llm.Provider
+	Model    llm.Model
+	// Name says what was switched to, for auto_retry_start's switchedTo: a
+	// credential id or "provider/model". Never a key.
+	Name string
+}
+
+// Switcher rotates credentials and fallback models on a usage limit (the
+// auth package implements it).
+type Switcher interface {
+	// Switch marks what the failed call used as blocked for the hinted
+	// time (0: unknown) and returns what to use instead; ok is false when
+	// nothing else is available.
+	Switch(ctx context.Context, failed error, hint time.Duration) (t Target, ok bool)
+}
+
+// Config sets up a session. Provider is required; every other zero value is
+// documented and useful.
+type Config struct {
+	Provider llm.Provider
+	Model    llm.Model
+	System   string
+	Tools    []tool.Tool
+	// MaxTurns bounds the model calls of one prompt; 0 means
+	// agent.DefaultMaxTurns.
+	MaxTurns int
+	Thinking string
+	// Retry is the retry policy; nil means retry.Default().
+	Retry *retry.Policy
+	// Streaming is Restart (the default, for "") or BeforeOutput.
+	Streaming string
+	// Switcher rotates credentials and models on usage limits; nil means
+	// there is never another credential.
+	Switcher Switcher
+	// Compact is called on a context overflow with the failed call's
+	// error; it must shrink the session's context (or fail). nil fails the
+	// prompt with ErrContextOverflow.
+	Compact func(ctx context.Context, s *Session, cause error) error
+	// Store persists the session (a *Journal for a session file); nil
+	// keeps it in memory only.
+	Store Store
+	// Messages is the context to start from, e.g. a resumed session's.
+	Messages []llm.Message
+	// Log receives every retry decision; nil discards them.
+	Log *slog.Logger
+	// Now returns the current time for retry hints; nil means time.Now.
+	Now func() time.Time
+}
+
+// Errors of Prompt.
+var (
+	ErrBusy            = errors.New("session: a prompt is already running")
+	ErrContextOverflow = errors.New("session: context overflow: the conversation no longer fits the model's context window")
+	ErrRetryCancelled  = errors.New("session: retry cancelled")
+)
+
+// RunError is a prompt's final failure.
+type RunError struct {
+	Class retry.Class
+	// Retries is how many retries were made before giving up.
+	Retries int
+	// Reason says why no (further) retry was made, when that is not obvious
+	// from Err ("provider asked for 5h0m0s, longer than maxDelayMs 1m0s").
+	Reason string
+	Err    error
+}
+
+func (e *RunError) Error() string {
+	msg := e.Err.Error()
+	if e.Reason != "" {
+		msg = e.Reason + ": " + msg
+	}
+	if e.Retries > 0 {
+		return fmt.Sprintf("retry failed after %d attempts: %s", e.Retries, msg)
+	}
+	return msg
+}
+
+func (e *RunError) Unwrap() error { return e.Err }
+
+// State is a snapshot of the session (the data of RPC get_state).
+type State struct {
+	Model            llm.Model
+	Streaming        bool
+	Retrying         bool
+	RetryAttempt     int
+	AutoRetryEnabled bool
+	MessageCount     int
+	PendingCount     int
+	SessionFile      string
+	SessionID        string
+}
+
+// Store persists a session's entries. *Journal, the session file, is one.
+type Store interface {
+	// AppendMessage records a message; retried marks a failed assistant
+	// message that a retry replaced.
+	AppendMessage(m llm.Message, retried bool) (id string, err error)
+	Path() string
+	ID() string
+}
+
+// Session is a conversation with a model. Its methods are safe for
+// concurrent use; one prompt runs at a time.
+type Session struct {
+	cfg Config
+	hub hub
+
+	mu        sync.Mutex
+	provider  llm.Provider
+	model     llm.Model
+	messages  []llm.Message
+	running   bool
+	retrying  bool // waiting before a retry
+	attempt   int  // the retry counter: 1-based, 0 outside a chain
+	autoRetry bool
+	noRetry   bool // AbortRetry landed while a retried call ran
+	cancelRun context.CancelFunc
+	stopWait  context.CancelFunc
+	steer     []llm.Message
+	followUp  []llm.Message
+}
+
+// New returns a session.
+func New(cfg Config) (*Session, error) {
+	if cfg.Provider == nil {
+		return nil, errors.New("session: no provider")
+	}
+	s := &Session{cfg: cfg, provider: cfg.Provider, model: cfg.Model, autoRetry: true}
+	s.messages = append(s.messages, cfg.Messages...)
+	return s, nil
+}
+
+// Subscribe registers fn for every event from now on, delivered in order on
+// a goroutine of its own behind a bounded buffer. The returned function
+// unsubscribes after fn has received every event already emitted. fn must
+// not call the unsubscribe function itself.
+func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) { return s.hub.subscribe(fn) }
+
+func (s *Session) policy() retry.Policy {
+	if s.cfg.Retry == nil {
+		return retry.Default()
+	}
+	return *s.cfg.Retry
+}
+
+func (s *Session) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
+}
+
+// SetAutoRetryEnabled turns automatic retry on or off for later failures.
+func (s *Session) SetAutoRetryEnabled(on bool) {
+	s.mu.Lock()
+	s.autoRetry = on
+	s.mu.Unlock()
+}
+
+// AutoRetryEnabled reports whether failures are retried automatically.
+func (s *Session) AutoRetryEnabled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.autoRetry
+}
+
+// IsRetrying reports whether the session is waiting before a retry.
+func (s *Session) IsRetrying() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.retrying
+}
+
+// Messages returns a copy of the working context.
+func (s *Session) Messages() []llm.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return cloneAll(s.messages)
+}
+
+// State returns a snapshot of the session.
+func (s *Session) State() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := State{
+		Model:            s.model,
+		Streaming:        s.running && !s.retrying,
+		Retrying:         s.retrying,
+		RetryAttempt:     s.attempt,
+		AutoRetryEnabled: s.autoRetry,
+		MessageCount:     len(s.messages),
+		PendingCount:     len(s.steer) + len(s.followUp),
+	}
+	if j := s.cfg.Store; j != nil {
+		st.SessionFile, st.SessionID = j.Path(), j.ID()
+	}
+	return st
+}
+
+// AbortRetry cancels a pending retry wait and stops retrying. If a retried
+// call is already running it may finish, but no further retry follows.
+func (s *Session) AbortRetry() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running && s.attempt > 0 {
+		s.noRetry = true
+	}
+	if s.stopWait != nil {
+		s.stopWait()
+	}
+}
+
+// Abort stops the running prompt: the retry first, then the stream. The
+// assistant message ends with stop reason aborted.
+func (s *Session) Abort() {
+	s.AbortRetry()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cancelRun != nil {
+		s.cancelRun()
+	}
+}
+
+// Steer queues a message to be delivered after the current tool call,
+// interrupting the remaining ones.
+func (s *Session) Steer(m llm.Message) {
+	s.mu.Lock()
+	s.steer = append(s.steer, m)
+	s.mu.Unlock()
+}
+
+// FollowUp queues a message to be delivered when the agent would stop.
+func (s *Session) FollowUp(m llm.Message) {
+	s.mu.Lock()
+	s.followUp = append(s.followUp, m)
+	s.mu.Unlock()
+}
+
+func (s *Session) takeSteering() []llm.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	q := s.steer
+	s.steer = nil
+	return q
+}
+
+func (s *Session) takeFollowUp() []llm.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.followUp) == 0 {
+		return nil
+	}
+	// One at a time, as the reference protocol's default follow-up mode.
+	q := s.followUp[:1:1]
+	s.followUp = s.followUp[1:]
+	return q
+}
+
+func (s *Session) logger() *slog.Logger {
+	if s.cfg.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.cfg.Log
+}
