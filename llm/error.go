@@ -44,7 +44,7 @@ func (e *APIError) Error() string {
 		b.WriteString(")")
 	}
 	switch {
-	case e.Message != "":
+	case e.Message != "" && !strings.EqualFold(e.Message, http.StatusText(e.StatusCode)):
 		b.WriteString(": ")
 		b.WriteString(e.Message)
 	case e.Err != nil:

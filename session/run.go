@@ -116,11 +116,29 @@ func (r *runState) event(e Event) {
 			// Kept aside until the session decides whether a retry
 			// replaces it.
 			r.failed = &m
-		} else {
-			r.s.record(m, false)
+			r.s.hub.emit(e)
+			return
 		}
+		r.s.record(m, false)
+		r.s.hub.emit(e)
+		if m.Role == llm.Assistant {
+			r.s.succeeded()
+		}
+		return
 	}
 	r.s.hub.emit(e)
+}
+
+// succeeded ends an open retry chain at the first successful assistant
+// message after a retry (DESIGN §3.1 step 4).
+func (s *Session) succeeded() {
+	s.mu.Lock()
+	n := s.attempt
+	s.attempt = 0
+	s.mu.Unlock()
+	if n > 0 {
+		s.hub.emit(Event{Type: agent.AutoRetryEnd, Success: true, Attempt: n})
+	}
 }
 
 // record adds a message to the working context and the journal.
@@ -167,12 +185,6 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 	s.mu.Unlock()
 
 	if out.CallErr == nil {
-		if attempt > 0 && r.failed == nil {
-			s.hub.emit(Event{Type: agent.AutoRetryEnd, Success: true, Attempt: attempt})
-			s.mu.Lock()
-			s.attempt = 0
-			s.mu.Unlock()
-		}
 		r.endAgent(false)
 		if runErr != nil {
 			if ctx.Err() != nil {
