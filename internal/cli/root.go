@@ -59,6 +59,7 @@ func newRoot(s streams) *cobra.Command {
 	root.AddCommand(
 		newClassifyCmd(s),
 		newSettingsCmd(s),
+		newFakeLLMCmd(s),
 	)
 	return root
 }

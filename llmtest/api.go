@@ -1,0 +1,211 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// API is a wire format, named as in rally's settings (providers.<name>.api).
+type API string
+
+const (
+	// OpenAICompletions is POST …/chat/completions.
+	OpenAICompletions API = "openai-completions"
+	// OpenAIResponses is POST …/responses.
+	OpenAIResponses API = "openai-responses"
+	// AnthropicMessages is POST …/messages.
+	AnthropicMessages API = "anthropic-messages"
+	// GoogleGenerativeAI is POST …/models/{model}:streamGenerateContent.
+	GoogleGenerativeAI API = "google-generative-ai"
+)
+
+// APIs lists the formats the Server speaks.
+func APIs() []API {
+	return []API{OpenAICompletions, OpenAIResponses, AnthropicMessages, GoogleGenerativeAI}
+}
+
+// APIOf tells the wire format from a request path, under any prefix
+// ("/v1/chat/completions", "/openai/chat/completions", "/v1beta/models/
+// gemini-2.5-flash:streamGenerateContent"). It returns "" for other paths.
+func APIOf(path string) API {
+	switch {
+	case strings.HasSuffix(path, "/chat/completions"):
+		return OpenAICompletions
+	case strings.HasSuffix(path, "/responses"):
+		return OpenAIResponses
+	case strings.HasSuffix(path, "/messages"):
+		return AnthropicMessages
+	case strings.HasSuffix(path, ":streamGenerateContent"):
+		return GoogleGenerativeAI
+	}
+	return ""
+}
+
+// frame is one server-sent event, bytes as they go on the wire.
+type frame struct {
+	b []byte
+	// delta marks a content piece (text, thinking or tool arguments),
+	// which is what Step.After counts.
+	delta bool
+}
+
+// wire writes one API's streams and errors.
+type wire interface {
+	// reply is a whole successful stream, terminal events included.
+	reply(r *reply) []frame
+	// failure is the in-stream error, after sent frames were written.
+	failure(r *reply, e errSpec, body string, sent int) []frame
+	// errorBody renders an HTTP error body.
+	errorBody(e errSpec, r *reply) []byte
+	// header is set on every response.
+	header(h http.Header, r *reply, stream bool)
+}
+
+func (a API) wire() wire {
+	switch a {
+	case OpenAICompletions:
+		return chatWire{}
+	case OpenAIResponses:
+		return responsesWire{}
+	case AnthropicMessages:
+		return anthropicWire{}
+	case GoogleGenerativeAI:
+		return geminiWire{}
+	}
+	return nil
+}
+
+// reply is what one answer says, whatever the wire format.
+type reply struct {
+	seq          int // the request's Seq, for ids
+	model        string
+	now          time.Time
+	thinking     []string
+	text         []string
+	tools        []tool
+	usage        Usage
+	stop         string // "stop", "length", "toolUse", or a native value
+	includeUsage bool   // Chat Completions: stream_options.include_usage
+}
+
+type tool struct {
+	id, name, args string
+	pieces         []string
+}
+
+// info is what the recorder and the writers read from a request body.
+type info struct {
+	model        string
+	messages     int
+	includeUsage bool
+}
+
+func readInfo(api API, path string, body []byte) info {
+	var b struct {
+		Model         string            `json:"model"`
+		Messages      []json.RawMessage `json:"messages"`
+		Contents      []json.RawMessage `json:"contents"`
+		Input         json.RawMessage   `json:"input"`
+		StreamOptions struct {
+			IncludeUsage bool `json:"include_usage"`
+		} `json:"stream_options"`
+	}
+	_ = json.Unmarshal(body, &b) // a body we cannot read still gets an answer
+	in := info{model: b.Model, includeUsage: b.StreamOptions.IncludeUsage}
+	switch api {
+	case OpenAIResponses:
+		var items []json.RawMessage
+		if json.Unmarshal(b.Input, &items) == nil {
+			in.messages = len(items)
+		} else if len(b.Input) > 0 && b.Input[0] == '"' {
+			in.messages = 1
+		}
+	case GoogleGenerativeAI:
+		in.messages = len(b.Contents)
+		if i := strings.LastIndex(path, "/models/"); i >= 0 {
+			m := path[i+len("/models/"):]
+			in.model, _, _ = strings.Cut(m, ":")
+		}
+	default:
+		in.messages = len(b.Messages)
+	}
+	return in
+}
+
+// newReply lays out a step's answer for the writers.
+func newReply(st *Step, seq int, in info, bodyLen int, now time.Time) *reply {
+	r := &reply{seq: seq, model: in.model, now: now, includeUsage: in.includeUsage}
+	if r.model == "" {
+		r.model = "llmtest-model"
+	}
+	text := st.Text
+	if text == "" && st.Thinking == "" && len(st.ToolCalls) == 0 {
+		text = DefaultText
+	}
+	r.thinking = split(st.Thinking, st.Chunks)
+	r.text = split(text, st.Chunks)
+	pieces := len(r.thinking) + len(r.text)
+	for _, c := range st.ToolCalls {
+		args := c.Arguments
+		if args == "" {
+			args = "{}"
+		}
+		n := c.Chunks
+		if n == 0 {
+			n = 3
+		}
+		t := tool{id: c.ID, name: c.Name, args: args, pieces: splitN(args, n)}
+		pieces += len(t.pieces)
+		r.tools = append(r.tools, t)
+	}
+	if st.Usage != nil {
+		r.usage = *st.Usage
+	} else {
+		r.usage = Usage{Input: max(1, bodyLen/4), Output: pieces}
+	}
+	r.stop = st.Stop
+	if r.stop == "" {
+		r.stop = "stop"
+		if len(r.tools) > 0 {
+			r.stop = "toolUse"
+		}
+	}
+	return r
+}
+
+// sse frames an event the way OpenAI and Anthropic do: an optional event
+// line, one data line, a blank line.
+func sse(event string, data any, delta bool) frame {
+	var b []byte
+	if event != "" {
+		b = append(b, "event: "+event+"\n"...)
+	}
+	b = append(b, "data: "...)
+	switch d := data.(type) {
+	case string:
+		b = append(b, d...)
+	default:
+		b = append(b, mustJSON(d)...)
+	}
+	b = append(b, "\n\n"...)
+	return frame{b: b, delta: delta}
+}
+
+func (r *reply) fullText() string { return strings.Join(r.text, "") }
+func (r *reply) thought() string  { return strings.Join(r.thinking, "") }
+
+// id is a response id with the provider's prefix, unique per request.
+func (r *reply) id(prefix string) string { return prefix + "llmtest" + itoa(r.seq) }
+
+// toolID is the call id of tool i, generated unless the script set one.
+func (r *reply) toolID(prefix string, i int) string {
+	if id := r.tools[i].id; id != "" {
+		return id
+	}
+	return prefix + "llmtest" + itoa(r.seq) + "_" + itoa(i)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,231 @@
+package llmtest
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"time"
+)
+
+// Server is a fake LLM provider: an http.Handler that answers each
+// request with the next step of its Script, in the wire format the request
+// path asks for, and records what it saw. Request n gets Script[n-1]; past
+// the end the last step repeats, and an empty Script answers every request
+// with a plain text reply. Only POSTs to a known API path take a step (and
+// any request does when the step is a Raw replay); other requests get a
+// 404, or go to Upstream untouched when one is set.
+//
+// Set the exported fields before serving the first request and do not
+// change them afterwards. A Server is safe for concurrent requests.
+type Server struct {
+	// Script is the steps, in order.
+	Script []Step
+	// Upstream, when set, makes the Server a fault-injecting proxy: steps
+	// without a fault (and Pass steps) are forwarded to it with the body
+	// and headers intact, the request path appended to Upstream's path,
+	// and the answer streamed back as it arrives; fault steps are
+	// answered locally.
+	Upstream *url.URL
+	// Log, when set, gets each finished request as a JSON line.
+	Log io.Writer
+	// OnRequest, when set, is called with each finished request.
+	OnRequest func(Request)
+	// Now is the clock for timestamps and reset times; nil is time.Now.
+	Now func() time.Time
+	// URL is the base URL once Start has run.
+	URL string
+
+	initOnce  sync.Once
+	closeOnce sync.Once
+	done      chan struct{} // closed by Close: ends stalls and delays
+	proxy     *httputil.ReverseProxy
+
+	mu     sync.Mutex
+	seq    int // requests seen
+	next   int // steps taken
+	reqs   []Request
+	logErr error
+}
+
+// New returns a Server that plays script.
+func New(script ...Step) *Server {
+	return &Server{Script: script}
+}
+
+// maxBody bounds a request body; a real prompt is far smaller.
+const maxBody = 64 << 20
+
+func (s *Server) init() {
+	s.initOnce.Do(func() {
+		s.done = make(chan struct{})
+		if s.Upstream != nil {
+			s.proxy = newProxy(s.Upstream)
+		}
+	})
+}
+
+// Close ends every stall and delay in progress, dropping those
+// connections, so that an http.Server or httptest.Server holding this
+// handler can shut down. Requests that arrive later are still answered,
+// without delays or stalls.
+func (s *Server) Close() {
+	s.init()
+	s.closeOnce.Do(func() { close(s.done) })
+}
+
+func (s *Server) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// exchange is one request being answered.
+type exchange struct {
+	s       *Server
+	w       http.ResponseWriter
+	r       *http.Request
+	api     API
+	st      Step
+	matched bool // a script step answers (else 404 or pass-through)
+	body    []byte
+	cred    string // redacted
+	rp      *reply
+	i       int // index in s.reqs
+	outcome string
+}
+
+// set records the outcome at once, before the client can see it happen.
+func (x *exchange) set(outcome string) {
+	x.outcome = outcome
+	x.s.mu.Lock()
+	x.s.reqs[x.i].Outcome = outcome
+	x.s.mu.Unlock()
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.init()
+	body, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	api := APIOf(r.URL.Path)
+	where, key := credential(r)
+	in := readInfo(api, r.URL.Path, body)
+	x := &exchange{s: s, w: w, r: r, api: api, body: body, cred: redact(key)}
+
+	s.mu.Lock()
+	s.seq++
+	rec := Request{
+		Seq: s.seq, Time: s.now(), Method: r.Method, Path: r.URL.Path, API: api,
+		Attempt: r.Header.Get("x-rally-attempt"), AuthHeader: where, Credential: x.cred,
+		Model: in.model, Messages: in.messages,
+	}
+	if readErr == nil {
+		x.st, rec.Step, x.matched = s.take(api, r.Method)
+	}
+	s.reqs = append(s.reqs, rec)
+	x.i = len(s.reqs) - 1
+	s.mu.Unlock()
+	// Deferred, so the request is logged even when the exchange ends in
+	// panic(http.ErrAbortHandler).
+	defer func() { s.finish(x.i, x.outcome) }()
+
+	x.rp = newReply(&x.st, rec.Seq, in, len(body), rec.Time)
+	if readErr != nil {
+		x.set("http 413")
+		http.Error(w, "llmtest: read body: "+readErr.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
+	x.serve()
+}
+
+// take picks the step for a request, under s.mu.
+func (s *Server) take(api API, method string) (st Step, num int, ok bool) {
+	if n := len(s.Script); n > 0 {
+		num = min(s.next, n-1) + 1
+		st = s.Script[num-1]
+	}
+	raw := st.Raw != nil || st.RawFile != ""
+	if !raw && (api == "" || method != http.MethodPost) {
+		return Step{}, 0, false
+	}
+	s.next++
+	return st, num, true
+}
+
+func (x *exchange) serve() {
+	st := &x.st
+	if err := st.Validate(); err != nil {
+		// A Go caller's script is not checked by LoadScript; say what is
+		// wrong rather than serve something half-formed.
+		x.set("invalid step")
+		http.Error(x.w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	switch f := st.fault(); {
+	case !x.matched:
+		if x.s.proxy != nil {
+			x.forward()
+			return
+		}
+		x.notFound()
+	case st.Raw != nil || st.RawFile != "":
+		x.replay()
+	case f == Reset:
+		x.set("reset")
+		abort(x.w, true)
+	case f == HTTPError:
+		x.httpError()
+	case (f == NoFault || f == Pass) && x.s.proxy != nil:
+		x.forward()
+	default:
+		x.streamHeaders()
+		x.stream(x.api.wire().reply(x.rp), http.StatusOK, "ok")
+	}
+}
+
+func (x *exchange) streamHeaders() {
+	h := x.w.Header()
+	x.api.wire().header(h, x.rp, true)
+	h.Set("Cache-Control", "no-cache")
+	for k, v := range x.st.Header {
+		h.Set(k, v)
+	}
+}
+
+func (x *exchange) httpError() {
+	kind := x.st.Error
+	if kind == "" {
+		kind = kindFor(x.st.Status)
+	}
+	e := builtin(x.api, kind, x.rp, x.cred)
+	status := e.status
+	if x.st.Status != 0 {
+		status = x.st.Status
+	}
+	body := x.api.wire().errorBody(e, x.rp)
+	if x.st.Body != "" {
+		body = []byte(x.st.Body)
+	}
+	h := x.w.Header()
+	x.api.wire().header(h, x.rp, false)
+	for k, v := range e.header {
+		h[k] = v
+	}
+	for k, v := range x.st.Header {
+		h.Set(k, v)
+	}
+	h.Set("Content-Length", fmt.Sprint(len(body)))
+	x.set(fmt.Sprintf("http %d", status))
+	x.w.WriteHeader(status)
+	_, _ = x.w.Write(body)
+}
+
+func (x *exchange) notFound() {
+	x.set("http 404")
+	x.w.Header().Set("Content-Type", "application/json")
+	x.w.WriteHeader(http.StatusNotFound)
+	msg := fmt.Sprintf("llmtest: no LLM API at %s %s; want POST …/chat/completions, …/responses, …/messages or …/models/{model}:streamGenerateContent", x.r.Method, x.r.URL.Path)
+	_, _ = x.w.Write(append(mustJSON(obj{{"error", obj{{"message", msg}, {"type", "invalid_request_error"}}}}), '\n'))
+}
