@@ -46,13 +46,23 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func newRoot(s streams) *cobra.Command {
+	var f runFlags
 	root := &cobra.Command{
-		Use:           "rally",
-		Short:         "An LLM agent whose turns survive provider failures",
+		Use:   "rally [flags] [prompt]",
+		Short: "An LLM agent whose turns survive provider failures",
+		Example: `  rally -p "What does rally do?"                       # offline, on the sim model
+  rally --preset flaky -p "What does rally do?"        # watch a retry against a fake flaky provider
+  rally --mode json -p "read README.md"                # every event as a JSON line
+  rally --api openai-completions --base-url http://127.0.0.1:8080/v1 --model qwen3 -p "hi"`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Args:          cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runPrompt(cmd, s, &f, args)
+		},
 	}
+	f.register(root)
 	root.SetIn(s.in)
 	root.SetOut(s.out)
 	root.SetErr(s.err)

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rally-agent/rally/agent"
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session"
+)
+
+// textOut is print mode: the answer on stdout, notices on stderr. On a
+// terminal the answer streams as it arrives; into a pipe or file each
+// message is written when it ends, so a partial answer that a retry throws
+// away never reaches the output twice.
+type textOut struct {
+	mu    sync.Mutex
+	out   *bufio.Writer
+	err   io.Writer
+	live  bool
+	wrote bool // something of the current message reached out
+	any   bool // any answer text was written
+}
+
+func newTextOut(out, errw io.Writer, live bool) *textOut {
+	return &textOut{out: bufio.NewWriter(out), err: errw, live: live}
+}
+
+func (t *textOut) event(e session.Event) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch e.Type {
+	case agent.MessageUpdate:
+		if t.live && e.Assistant != nil && e.Assistant.Type == llm.EventTextDelta {
+			t.separate()
+			t.out.WriteString(e.Assistant.Delta)
+			t.out.Flush()
+			t.wrote = true
+		}
+	case agent.MessageEnd:
+		m := e.Message
+		if m.Role != llm.Assistant {
+			return
+		}
+		if !t.live && m.StopReason != llm.Error && m.StopReason != llm.Aborted {
+			if text := m.TextOf(); text != "" {
+				t.separate()
+				t.out.WriteString(text)
+				t.wrote = true
+			}
+		}
+		if t.wrote {
+			t.out.WriteString("\n")
+			t.out.Flush()
+			t.wrote = false
+		}
+	case agent.MessageDiscarded:
+		if t.live && e.Message.TextOf() != "" {
+			fmt.Fprintln(t.err, "rally: the partial answer above was cut off and is discarded; the retry starts over")
+		}
+	case agent.ToolExecutionStart:
+		t.out.Flush()
+		fmt.Fprintf(t.err, "→ %s %s\n", e.ToolName, clip(string(e.Args), 120))
+	case agent.ToolExecutionEnd:
+		if e.IsError {
+			fmt.Fprintf(t.err, "✗ %s failed\n", e.ToolName)
+		}
+	case agent.AutoRetryStart:
+		fmt.Fprintf(t.err, "rally: retrying (%d/%d) in %s: %s\n", e.Attempt, e.MaxAttempts, seconds(e.DelayMs), clip(e.ErrorMessage, 200))
+		if e.SwitchedTo != "" {
+			fmt.Fprintf(t.err, "rally: switched to %s\n", e.SwitchedTo)
+		}
+	case agent.AutoRetryEnd:
+		if e.Success {
+			fmt.Fprintf(t.err, "rally: retry %d succeeded\n", e.Attempt)
+		}
+	case agent.CompactionStart:
+		fmt.Fprintf(t.err, "rally: compacting the conversation (%s)\n", e.Reason)
+	}
+}
+
+// separate puts a blank line between two answers of one prompt.
+func (t *textOut) separate() {
+	if !t.wrote && t.any {
+		t.out.WriteString("\n")
+	}
+	t.any = true
+}
+
+// finish flushes the answer; the error itself is printed by Main.
+func (t *textOut) finish(error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.out.Flush()
+}
+
+// seconds formats milliseconds the way the retry notice reads: "2s", "1.5s".
+func seconds(ms int64) string {
+	return (time.Duration(ms) * time.Millisecond).String()
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return s
+}
+
+// jsonOut writes every event as one JSON line.
+type jsonOut struct {
+	mu  sync.Mutex
+	out *bufio.Writer
+	enc *json.Encoder
+}
+
+func newJSONOut(w io.Writer) *jsonOut {
+	b := bufio.NewWriterSize(w, 64<<10)
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	return &jsonOut{out: b, enc: enc}
+}
+
+func (j *jsonOut) event(e session.Event) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.enc.Encode(e)
+	if e.Type != agent.MessageUpdate {
+		j.out.Flush()
+	}
+}
+
+func (j *jsonOut) finish(error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.out.Flush()
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/anthropic"
+	"github.com/rally-agent/rally/llm/gemini"
+	"github.com/rally-agent/rally/llm/openai"
+	"github.com/rally-agent/rally/llm/sim"
+	"github.com/rally-agent/rally/settings"
+)
+
+// unknownContextWindow is assumed for a model nobody described: large
+// enough for ordinary work, small enough that threshold compaction still
+// happens before a real overflow of most models.
+const unknownContextWindow = 128000
+
+// modelFor describes the target's model from, in order: the provider's
+// models in settings, the built-in catalog, and sensible defaults.
+func modelFor(t settings.Target) (llm.Model, error) {
+	id := t.Model
+	if id == "" {
+		for _, m := range llm.Catalog() {
+			if m.Provider == t.Provider {
+				id = m.ID
+				break
+			}
+		}
+	}
+	if id == "" {
+		return llm.Model{}, fmt.Errorf("no model for provider %q: give --model or set defaultModel", t.Provider)
+	}
+	m, ok := llm.Lookup(t.Provider, id)
+	if !ok {
+		m = llm.Model{ID: id, Name: id, Input: []string{"text"}, ContextWindow: unknownContextWindow, MaxTokens: 8192}
+	}
+	m.Provider, m.API, m.BaseURL = t.Provider, t.Config.API, t.Config.BaseURL
+	for _, sm := range t.Config.Models {
+		if sm.ID != id {
+			continue
+		}
+		if sm.Name != "" {
+			m.Name = sm.Name
+		}
+		if sm.ContextWindow > 0 {
+			m.ContextWindow = sm.ContextWindow
+		}
+		if sm.MaxTokens > 0 {
+			m.MaxTokens = sm.MaxTokens
+		}
+		m.Reasoning = m.Reasoning || sm.Reasoning
+		if sm.Cost != (settings.Cost{}) {
+			m.Cost = llm.ModelCost(sm.Cost)
+		}
+	}
+	return m, nil
+}
+
+// providerFor builds the client for the target's API with key.
+func providerFor(t settings.Target, key string) (llm.Provider, error) {
+	timeout := time.Duration(t.Config.TimeoutMs) * time.Millisecond
+	idle := time.Duration(t.Config.IdleTimeoutMs) * time.Millisecond
+	switch t.Config.API {
+	case settings.APISim:
+		return &sim.Model{}, nil
+	case settings.APIOpenAICompletions:
+		return &openai.Completions{BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider, Timeout: timeout, IdleTimeout: idle}, nil
+	case settings.APIOpenAIResponses:
+		return &openai.Responses{BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider, Timeout: timeout, IdleTimeout: idle}, nil
+	case settings.APIAnthropicMessages:
+		return &anthropic.Client{BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider, Timeout: timeout, IdleTimeout: idle}, nil
+	case settings.APIGoogle:
+		return &gemini.Client{BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider, Timeout: timeout, IdleTimeout: idle}, nil
+	}
+	return nil, fmt.Errorf("provider %q: unknown api %q", t.Provider, t.Config.API)
+}

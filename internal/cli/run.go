@@ -1,0 +1,281 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/sim"
+	"github.com/rally-agent/rally/llmtest"
+	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/settings"
+	"github.com/rally-agent/rally/tool"
+	"github.com/spf13/cobra"
+)
+
+// runFlags are the flags of a run (print, json and rpc modes).
+type runFlags struct {
+	print      bool
+	mode       string
+	provider   string
+	model      string
+	api        string
+	baseURL    string
+	noSession  bool
+	sessionDir string
+	cont       bool
+	file       string
+	maxTurns   int
+	verbose    bool
+	preset     string
+}
+
+func (f *runFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVarP(&f.print, "print", "p", false, "print mode: answer the prompt (arguments or stdin) and exit")
+	fl.StringVar(&f.mode, "mode", "text", "output mode: text, json (every event as a JSON line) or rpc (JSON-lines protocol on stdin/stdout)")
+	fl.StringVar(&f.provider, "provider", "", "provider name from settings (openai, anthropic, google, openrouter, groq, local, sim, …)")
+	fl.StringVar(&f.model, "model", "", "model id")
+	fl.StringVar(&f.api, "api", "", "wire API for this run: openai-completions, openai-responses, anthropic-messages, google-generative-ai")
+	fl.StringVar(&f.baseURL, "base-url", "", "point this run at any server (e.g. http://127.0.0.1:8080/v1)")
+	fl.BoolVar(&f.noSession, "no-session", false, "do not save the session")
+	fl.StringVar(&f.sessionDir, "session-dir", "", "directory for session files (default $RALLY_HOME/sessions/<cwd>)")
+	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the latest session in this directory")
+	fl.StringVar(&f.file, "session", "", "use this session file (resume it if it exists)")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "most model calls one prompt may make (overrides agent.maxTurns)")
+	fl.BoolVar(&f.verbose, "verbose", false, "also log retry decisions to stderr")
+	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, overflow, midstream-drop, stall)")
+}
+
+// runPrompt is the root command's action: print or json mode.
+func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
+	switch f.mode {
+	case "text", "json":
+	case "rpc":
+		return errors.New("--mode rpc is not available yet")
+	default:
+		return &exitError{2, fmt.Errorf("--mode must be text, json or rpc, got %q", f.mode)}
+	}
+	prompt := strings.TrimSpace(strings.Join(args, " "))
+	if prompt == "" && !isTerminal(s.in) {
+		b, err := io.ReadAll(io.LimitReader(s.in, 16<<20))
+		if err != nil {
+			return fmt.Errorf("read prompt from stdin: %w", err)
+		}
+		prompt = strings.TrimSpace(string(b))
+	}
+	if prompt == "" {
+		if !f.print {
+			return errors.New("the interactive terminal UI is not built yet; use: rally -p \"your prompt\"")
+		}
+		return &exitError{2, errors.New("no prompt: give it as an argument or on stdin")}
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	env, err := newRunEnv(ctx, s, f, prompt)
+	if err != nil {
+		return err
+	}
+	defer env.close()
+
+	var out outputter
+	if f.mode == "json" {
+		out = newJSONOut(s.out)
+	} else {
+		out = newTextOut(s.out, s.err, isTerminal(s.out))
+	}
+	unsubscribe := env.sess.Subscribe(out.event)
+	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
+	unsubscribe()
+	out.finish(err)
+	if err != nil {
+		return &exitError{1, err}
+	}
+	return nil
+}
+
+// outputter renders session events.
+type outputter interface {
+	event(session.Event)
+	finish(error)
+}
+
+// runEnv is everything a run needs, built from settings and flags.
+type runEnv struct {
+	sess    *session.Session
+	journal *session.Journal
+	closers []func()
+}
+
+func (e *runEnv) close() {
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		e.closers[i]()
+	}
+}
+
+func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*runEnv, error) {
+	st, err := loadSettings(s)
+	if err != nil {
+		return nil, err
+	}
+	env := &runEnv{}
+	o := settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}
+	if f.preset != "" {
+		url, stop, err := startPreset(f.preset, prompt)
+		if err != nil {
+			return nil, err
+		}
+		env.closers = append(env.closers, stop)
+		o = settings.Overrides{Provider: "fake-llm", Model: "fake-model", API: settings.APIOpenAICompletions, BaseURL: url}
+	}
+	target, err := st.Resolve(o, os.Getenv)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	if f.preset == "stall" {
+		// The demo should not take the default 60 s to notice the stall.
+		target.Config.IdleTimeoutMs = 2000
+	}
+	model, err := modelFor(target)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	prov, err := providerFor(target, target.APIKey)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	home := settings.Home(userHome(), os.Getenv)
+	logger, closeLog := newLogger(home, s.err, f.verbose)
+	env.closers = append(env.closers, closeLog)
+
+	cwd, _ := os.Getwd()
+	pol := st.RetryPolicy(target.Provider)
+	maxTurns := st.Agent.MaxTurns
+	if f.maxTurns > 0 {
+		maxTurns = f.maxTurns
+	}
+	cfg := session.Config{
+		Provider:  prov,
+		Model:     model,
+		System:    systemPrompt(cwd),
+		Tools:     tool.Builtin(cwd),
+		MaxTurns:  maxTurns,
+		Retry:     &pol,
+		Streaming: st.Retry.Streaming,
+		Log:       logger,
+	}
+	if err := env.openJournal(f, home, cwd, &cfg); err != nil {
+		env.close()
+		return nil, err
+	}
+	sess, err := session.New(cfg)
+	if err != nil {
+		env.close()
+		return nil, err
+	}
+	env.sess = sess
+	return env, nil
+}
+
+// openJournal sets up persistence per --no-session, --session-dir,
+// --continue and --session.
+func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config) error {
+	if f.noSession {
+		return nil
+	}
+	dir := f.sessionDir
+	if dir == "" {
+		dir = session.Dir(home, cwd)
+	}
+	path := f.file
+	if path == "" && f.cont {
+		latest, err := session.Latest(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		path = latest
+	}
+	var j *session.Journal
+	if path != "" {
+		if _, err := os.Stat(path); err == nil {
+			jj, loaded, err := session.OpenJournal(path)
+			if err != nil {
+				return &exitError{2, err}
+			}
+			j = jj
+			cfg.Messages = loaded.Messages
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	if j == nil {
+		if f.file != "" {
+			dir = filepath.Dir(f.file)
+		}
+		jj, err := session.NewJournal(dir, cwd)
+		if err != nil {
+			return err
+		}
+		j = jj
+	}
+	cfg.Store = j
+	e.journal = j
+	e.closers = append(e.closers, func() { j.Close() })
+	return nil
+}
+
+// startPreset runs the fake LLM with a preset on a loopback port. Its
+// answers are the sim model's answer to the prompt, streamed word by word,
+// so the demo reads like a real session.
+func startPreset(name, prompt string) (url string, stop func(), err error) {
+	steps, err := llmtest.Preset(name)
+	if err != nil {
+		return "", nil, &exitError{2, err}
+	}
+	answer := sim.Answer(prompt)
+	for i := range steps {
+		if steps[i].Fault == "" || steps[i].Fault == llmtest.Drop {
+			steps[i].Text, steps[i].Delay = answer, sim.DefaultDelay
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("preset: listen: %w", err)
+	}
+	fake := llmtest.New(steps...)
+	srv := &http.Server{Handler: fake}
+	go srv.Serve(ln)
+	return "http://" + ln.Addr().String() + "/v1", func() { fake.Close(); srv.Close() }, nil
+}
+
+func systemPrompt(cwd string) string {
+	return "You are rally, a coding agent working in " + cwd + ". Use the tools read, write, edit and bash to inspect and change files. Be brief."
+}
+
+func userHome() string {
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(v any) bool {
+	f, ok := v.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+var _ = llm.Now

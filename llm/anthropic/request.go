@@ -1,0 +1,239 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/rally-agent/rally/llm"
+)
+
+// The request body of POST /v1/messages, only the fields rally sends.
+type request struct {
+	Model     string     `json:"model"`
+	MaxTokens int        `json:"max_tokens"`
+	System    []block    `json:"system,omitempty"`
+	Messages  []message  `json:"messages"`
+	Tools     []tool     `json:"tools,omitempty"`
+	Stream    bool       `json:"stream"`
+	Thinking  *thinkingC `json:"thinking,omitempty"`
+}
+
+type thinkingC struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens"`
+}
+
+type message struct {
+	Role    string  `json:"role"`
+	Content []block `json:"content"`
+}
+
+// block is every content block rally sends; only the fields of its Type
+// are set.
+type block struct {
+	Type string `json:"type"`
+	Text string `json:"text,omitempty"`
+	// image
+	Source *source `json:"source,omitempty"`
+	// thinking / redacted_thinking
+	Thinking  string `json:"thinking,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Data      string `json:"data,omitempty"`
+	// tool_use
+	ID    string          `json:"id,omitempty"`
+	Name  string          `json:"name,omitempty"`
+	Input json.RawMessage `json:"input,omitempty"`
+	// tool_result
+	ToolUseID string  `json:"tool_use_id,omitempty"`
+	Content   []block `json:"content,omitempty"`
+	IsError   bool    `json:"is_error,omitempty"`
+
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
+}
+
+type source struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
+}
+
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+type tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema"`
+}
+
+// budgets are the thinking budgets of the reasoning levels. The API's
+// minimum is 1024.
+var budgets = map[string]int{"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+
+// minOutput is what is left for the visible answer when a thinking budget
+// has to be cut to fit max_tokens.
+const minOutput = 1024
+
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+func newRequest(req *llm.Request) (*request, error) {
+	if req.Model.ID == "" {
+		return nil, errors.New("anthropic: request has no model")
+	}
+	r := &request{Model: req.Model.ID, Stream: true, MaxTokens: req.MaxTokens}
+	if r.MaxTokens <= 0 {
+		r.MaxTokens = req.Model.MaxTokens
+	}
+	if r.MaxTokens <= 0 {
+		r.MaxTokens = DefaultMaxTokens
+	}
+	if budget := budgets[req.Thinking]; budget > 0 && req.Model.Reasoning {
+		// max_tokens counts thinking too: raise it by the budget so the
+		// visible answer keeps its cap, within what the model allows.
+		r.MaxTokens += budget
+		if m := req.Model.MaxTokens; m > 0 && r.MaxTokens > m {
+			r.MaxTokens = m
+		}
+		if r.MaxTokens <= budget {
+			budget = r.MaxTokens - minOutput
+		}
+		if budget >= budgets["minimal"] {
+			r.Thinking = &thinkingC{Type: "enabled", BudgetTokens: budget}
+		}
+	}
+	if req.System != "" {
+		r.System = []block{{Type: "text", Text: req.System}}
+	}
+	for _, t := range req.Tools {
+		schema := t.Parameters
+		if len(schema) == 0 || string(schema) == "null" {
+			schema = emptySchema
+		}
+		r.Tools = append(r.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	r.Messages = messages(req.Messages)
+	cache(r)
+	return r, nil
+}
+
+// messages converts the conversation. Tool results become user-role
+// tool_result blocks, consecutive ones in one message as the API wants for
+// parallel calls. Empty messages are dropped: the API refuses them.
+func messages(in []llm.Message) []message {
+	out := make([]message, 0, len(in))
+	for i := range in {
+		m := &in[i]
+		switch m.Role {
+		case llm.User:
+			if c := userContent(m.Content); len(c) > 0 {
+				out = append(out, message{Role: "user", Content: c})
+			}
+		case llm.Assistant:
+			if c := assistantContent(m); len(c) > 0 {
+				out = append(out, message{Role: "assistant", Content: c})
+			}
+		case llm.ToolResult:
+			res := block{Type: "tool_result", ToolUseID: toolID(m.ToolCallID), Content: userContent(m.Content), IsError: m.IsError}
+			if n := len(out); n > 0 && out[n-1].Role == "user" && isToolResults(out[n-1].Content) {
+				out[n-1].Content = append(out[n-1].Content, res)
+			} else {
+				out = append(out, message{Role: "user", Content: []block{res}})
+			}
+		}
+	}
+	return out
+}
+
+func isToolResults(bs []block) bool {
+	return len(bs) > 0 && bs[len(bs)-1].Type == "tool_result"
+}
+
+func userContent(cs []llm.Content) []block {
+	var out []block
+	for _, c := range cs {
+		switch c.Type {
+		case llm.TextType:
+			if strings.TrimSpace(c.Text) != "" {
+				out = append(out, block{Type: "text", Text: c.Text})
+			}
+		case llm.ImageType:
+			out = append(out, block{Type: "image", Source: &source{Type: "base64", MediaType: c.MimeType, Data: c.Data}})
+		}
+	}
+	return out
+}
+
+// assistantContent converts an earlier answer. Thinking goes back only
+// with an Anthropic signature (the API verifies it); a thinking block with a
+// signature and no text is a redacted one. Unsigned thinking, from another
+// provider or cut by an error, is dropped: the model does not need it.
+func assistantContent(m *llm.Message) []block {
+	var out []block
+	signed := m.API == llm.APIAnthropicMessages
+	for _, c := range m.Content {
+		switch c.Type {
+		case llm.TextType:
+			if strings.TrimSpace(c.Text) != "" {
+				out = append(out, block{Type: "text", Text: c.Text})
+			}
+		case llm.ThinkingType:
+			switch {
+			case !signed || c.ThinkingSignature == "":
+			case c.Thinking == "":
+				out = append(out, block{Type: "redacted_thinking", Data: c.ThinkingSignature})
+			default:
+				out = append(out, block{Type: "thinking", Thinking: c.Thinking, Signature: c.ThinkingSignature})
+			}
+		case llm.ToolCallType:
+			out = append(out, block{Type: "tool_use", ID: toolID(c.ID), Name: c.Name, Input: object(c.Arguments)})
+		}
+	}
+	return out
+}
+
+// object returns args when it is a JSON object, else {}: tool_use.input
+// must be an object.
+func object(args json.RawMessage) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || obj == nil {
+		return json.RawMessage("{}")
+	}
+	return args
+}
+
+// toolID makes a tool-call id acceptable to the API (^[a-zA-Z0-9_-]{1,64}$):
+// calls made by other providers carry ids like "call_1|fc_2". The same id
+// always maps to the same result, so a call and its result still match.
+func toolID(id string) string {
+	if id == "" {
+		return "toolu_none"
+	}
+	b := []byte(id)
+	for i, c := range b {
+		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b)
+}
+
+// cache marks the system prompt and the conversation's last block for
+// prompt caching, so each turn of an agent session reads the prefix the
+// previous turn wrote at the cache price instead of the full one.
+func cache(r *request) {
+	ephemeral := &cacheControl{Type: "ephemeral"}
+	if n := len(r.System); n > 0 {
+		r.System[n-1].CacheControl = ephemeral
+	}
+	if n := len(r.Messages); n > 0 {
+		last := &r.Messages[n-1]
+		if k := len(last.Content); k > 0 && last.Role == "user" {
+			last.Content[k-1].CacheControl = ephemeral
+		}
+	}
+}

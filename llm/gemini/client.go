@@ -1,0 +1,124 @@
+// Package gemini is a thin streaming client for the Gemini API
+// ("google-generative-ai"): one POST to
+// models/{model}:streamGenerateContent?alt=sse, read as server-sent events
+// and assembled through llm.Builder. It never retries: a failure comes back
+// at once, classified by llm.Classify, and the session decides what to do.
+package gemini
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/rally-agent/rally/internal/sse"
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/wire"
+)
+
+// Defaults for Client's zero values.
+const (
+	DefaultBaseURL  = "https://generativelanguage.googleapis.com/v1beta"
+	DefaultProvider = "google"
+)
+
+// Client streams from the Gemini API. The zero value talks to
+// DefaultBaseURL without a key (fine for a local proxy); set APIKey for the
+// real API.
+type Client struct {
+	// BaseURL is the API root including its version ("…/v1beta"). Empty
+	// means the request's Model.BaseURL, or else DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as the x-goog-api-key header, never in the URL: a
+	// transport error prints the URL. It is redacted from every error.
+	APIKey string
+	// Provider names the provider in messages and errors; empty means
+	// DefaultProvider.
+	Provider string
+	// Header is added to every request (a proxy's auth, for instance).
+	Header http.Header
+	// HTTP is the client to use; nil means one over http.DefaultTransport.
+	// Its Timeout should be zero: it would cut long streams.
+	HTTP *http.Client
+	// Timeout bounds connecting and waiting for the response headers;
+	// zero means wire.DefaultTimeout.
+	Timeout time.Duration
+	// IdleTimeout ends a stream that sends no bytes for this long, with a
+	// transient error; zero means wire.DefaultIdleTimeout.
+	IdleTimeout time.Duration
+}
+
+var _ llm.Provider = (*Client)(nil)
+
+func (c *Client) provider() string {
+	if c.Provider != "" {
+		return c.Provider
+	}
+	return DefaultProvider
+}
+
+// url returns the streaming endpoint of the model. Model ids are accepted
+// with or without the API's "models/" prefix.
+func (c *Client) url(m *llm.Model) string {
+	base := c.BaseURL
+	if base == "" {
+		base = m.BaseURL
+	}
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	id := strings.TrimPrefix(m.ID, "models/")
+	return strings.TrimRight(base, "/") + "/models/" + url.PathEscape(id) + ":streamGenerateContent?alt=sse"
+}
+
+// secrets are the values redacted from error bodies: the key, and any
+// credential a caller put in Header.
+func (c *Client) secrets() []string {
+	keys := []string{c.APIKey}
+	for _, h := range []string{"Authorization", "X-Goog-Api-Key"} {
+		for _, v := range c.Header.Values(h) {
+			keys = append(keys, v, strings.TrimPrefix(v, "Bearer "))
+		}
+	}
+	return keys
+}
+
+// Stream sends req and returns the streaming response. An HTTP error comes
+// back as an *llm.APIError; a failure after the headers arrive comes out
+// of the stream as its error event.
+func (c *Client) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
+	body, err := newRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	h := make(http.Header, len(c.Header)+1)
+	for k, v := range c.Header {
+		h[k] = v
+	}
+	if c.APIKey != "" {
+		h.Set("x-goog-api-key", c.APIKey)
+	}
+	provider, keys := c.provider(), c.secrets()
+	cfg := wire.Config{HTTP: c.HTTP, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout}
+	resp, err := wire.Post(ctx, cfg, c.url(&req.Model), h, body, req.Attempt, func(status int, h http.Header, b []byte) error {
+		return wire.APIError(provider, status, h, b, keys...)
+	})
+	if err != nil {
+		if _, ok := llm.AsAPIError(err); ok {
+			return nil, err
+		}
+		return nil, fmt.Errorf("gemini: request: %w", err)
+	}
+	msg := llm.Message{
+		Role:      llm.Assistant,
+		API:       llm.APIGoogle,
+		Provider:  provider,
+		Model:     req.Model.ID,
+		Timestamp: llm.Now(),
+	}
+	model := req.Model
+	p := &parser{dec: sse.NewDecoder(resp.Body), model: &model, provider: provider, keys: keys, nonce: nonce()}
+	return llm.NewStream(msg, p.fill, resp.Close), nil
+}

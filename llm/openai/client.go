@@ -1,0 +1,235 @@
+// Package openai streams model calls from OpenAI's two HTTP APIs: Chat
+// Completions (Completions, API "openai-completions"), which every
+// OpenAI-compatible server also speaks (OpenRouter, Groq, xAI, DeepSeek,
+// vLLM, llama.cpp, Ollama's /v1, LM Studio), and the Responses API
+// (Responses, API "openai-responses").
+//
+// Both clients are thin: one POST over net/http, the server-sent events
+// parsed as they arrive into an *llm.Stream, and no retrying of any kind,
+// since the session owns all retrying. A failure before the stream starts
+// (an HTTP error, a refused connection, no headers within Timeout) is
+// returned by Stream as an error; a failure after it started (a dropped
+// connection, an idle stream, an error event inside the 200 response) is
+// the stream's error event.
+//
+// Errors are prefixed with the client's provider name ("openai: …" by
+// default). HTTP errors and in-stream error events are *llm.APIError with
+// the API key and anything shaped like a key redacted; transport errors
+// are wrapped with %w so the retry classifier sees their Go type.
+package openai
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/rally-agent/rally/internal/sse"
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/wire"
+)
+
+// DefaultBaseURL is OpenAI's API root, used when neither the client nor the
+// model names one.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// conn is what a request needs from a client's settings, resolved against
+// the model.
+type conn struct {
+	url      string // endpoint
+	provider string
+	header   http.Header
+	keys     []string // secrets to redact from anything the server sends back
+	cfg      wire.Config
+}
+
+// settings are the fields Completions and Responses share.
+type settings struct {
+	BaseURL, APIKey, Provider string
+	Header                    http.Header
+	HTTP                      *http.Client
+	Timeout, IdleTimeout      time.Duration
+}
+
+// resolve fills the zero values: the base URL and provider name fall back
+// to the model's, then to OpenAI's.
+func (s settings) resolve(m *llm.Model, path string) conn {
+	base := firstOf(s.BaseURL, m.BaseURL, DefaultBaseURL)
+	c := conn{
+		url:      strings.TrimRight(base, "/") + path,
+		provider: firstOf(s.Provider, m.Provider, "openai"),
+		header:   make(http.Header, len(s.Header)+1),
+		cfg:      wire.Config{HTTP: s.HTTP, Timeout: s.Timeout, IdleTimeout: s.IdleTimeout},
+	}
+	for k, v := range s.Header {
+		c.header[k] = append([]string(nil), v...)
+		// A key given as a header (Azure's api-key, a proxy's token) is as
+		// secret as APIKey.
+		switch strings.ToLower(k) {
+		case "authorization", "api-key", "x-api-key":
+			for _, x := range v {
+				c.keys = append(c.keys, strings.TrimSpace(strings.TrimPrefix(x, "Bearer ")))
+			}
+		}
+	}
+	if s.APIKey != "" {
+		c.keys = append(c.keys, s.APIKey)
+		if c.header.Get("Authorization") == "" {
+			c.header.Set("Authorization", "Bearer "+s.APIKey)
+		}
+	}
+	return c
+}
+
+func firstOf(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// post sends the request and returns the event decoder over its body and
+// the function that releases it.
+func (c *conn) post(ctx context.Context, body any, attempt int) (*sse.Decoder, func() error, error) {
+	resp, err := wire.Post(ctx, c.cfg, c.url, c.header, body, attempt, func(status int, h http.Header, b []byte) error {
+		return wire.APIError(c.provider, status, c.redactHeader(h), b, c.keys...)
+	})
+	if err != nil {
+		if _, ok := llm.AsAPIError(err); ok {
+			return nil, nil, err
+		}
+		return nil, nil, fmt.Errorf("%s: send request: %w", c.provider, c.scrub(err))
+	}
+	return sse.NewDecoder(resp.Body), resp.Close, nil
+}
+
+// scrub keeps secrets out of a transport error: a *url.Error quotes the
+// request URL, which may carry a key in its query for some proxies.
+func (c *conn) scrub(err error) error {
+	if ue, ok := err.(*url.Error); ok {
+		if red := wire.Redact(ue.URL, c.keys...); red != ue.URL {
+			return &url.Error{Op: ue.Op, URL: red, Err: ue.Err}
+		}
+	}
+	return err
+}
+
+// redactHeader returns h, or a copy without the keys if a value echoes one.
+func (c *conn) redactHeader(h http.Header) http.Header {
+	for _, v := range h {
+		for _, x := range v {
+			if wire.Redact(x, c.keys...) != x {
+				return c.redactAll(h)
+			}
+		}
+	}
+	return h
+}
+
+func (c *conn) redactAll(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, v := range h {
+		for _, x := range v {
+			out[k] = append(out[k], wire.Redact(x, c.keys...))
+		}
+	}
+	return out
+}
+
+// streamError is the error for an error event inside a 200 stream.
+func (c *conn) streamError(data []byte) *llm.APIError {
+	e := wire.APIError(c.provider, 0, nil, data, c.keys...)
+	e.MidStream = true
+	return e
+}
+
+// readError wraps a failed read of the stream body.
+func (c *conn) readError(err error) error {
+	return fmt.Errorf("%s: read stream: %w", c.provider, err)
+}
+
+// decodeError reports a chunk that is not the JSON it should be, quoting
+// its start so a user can see what the server sent.
+func (c *conn) decodeError(err error, data []byte) error {
+	const limit = 80
+	q := data
+	if len(q) > limit {
+		q = q[:limit]
+	}
+	return &llm.APIError{
+		Provider:  c.provider,
+		Message:   fmt.Sprintf("decode chunk: %v: %q", err, wire.Redact(string(q), c.keys...)),
+		MidStream: true,
+		Err:       err,
+	}
+}
+
+// message is the assistant message a stream starts from.
+func message(api, provider string, m *llm.Model) llm.Message {
+	return llm.Message{Role: llm.Assistant, API: api, Provider: provider, Model: m.ID, Timestamp: llm.Now()}
+}
+
+// maxTokens is the output cap to send: the request's, else the model's,
+// else none (0).
+func maxTokens(req *llm.Request) int {
+	if req.MaxTokens > 0 {
+		return req.MaxTokens
+	}
+	return req.Model.MaxTokens
+}
+
+// effort is the reasoning effort to ask for, or "" to leave the server's
+// default: only reasoning models get one, since OpenAI rejects the field
+// for the others.
+func effort(req *llm.Request) string {
+	if !req.Model.Reasoning || req.Thinking == "" || req.Thinking == "off" {
+		return ""
+	}
+	return req.Thinking
+}
+
+// usage turns OpenAI's counts, whose prompt total includes the cached
+// tokens, into rally's, whose Input does not, and prices them.
+func usage(m *llm.Model, prompt, cached, output, total int) llm.Usage {
+	cached = min(max(cached, 0), max(prompt, 0))
+	u := llm.Usage{Input: prompt - cached, Output: output, CacheRead: cached, TotalTokens: total}
+	if u.TotalTokens <= 0 {
+		u.TotalTokens = prompt + output
+	}
+	m.Price(&u)
+	return u
+}
+
+// imageURL is an image block as a data URL.
+func imageURL(c *llm.Content) string {
+	return "data:" + c.MimeType + ";base64," + c.Data
+}
+
+// resultText is the text of a tool result's content blocks.
+func resultText(m *llm.Message) string {
+	var b strings.Builder
+	for _, c := range m.Content {
+		if c.Type == llm.TextType {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(c.Text)
+		}
+	}
+	return b.String()
+}
+
+// images returns a message's image blocks.
+func images(m *llm.Message) []llm.Content {
+	var out []llm.Content
+	for _, c := range m.Content {
+		if c.Type == llm.ImageType {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -1,0 +1,245 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+)
+
+// Completions streams from the Chat Completions API (POST
+// {BaseURL}/chat/completions) of OpenAI or any OpenAI-compatible server.
+// The zero value talks to OpenAI with no key; a Completions is safe for
+// concurrent use once its fields are set.
+type Completions struct {
+	// BaseURL is the API root, such as "https://openrouter.ai/api/v1" or
+	// "http://localhost:11434/v1". Empty means the model's BaseURL, else
+	// DefaultBaseURL.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer …". Empty sends none, for
+	// local servers; a key may also come in Header.
+	APIKey string
+	// Provider names the provider in messages and errors. Empty means the
+	// model's Provider, else "openai".
+	Provider string
+	// Header is added to every request (OpenRouter's HTTP-Referer, Azure's
+	// api-key, …).
+	Header http.Header
+	// HTTP is the client to use; nil means one with no timeout over
+	// http.DefaultTransport. A Timeout on it would kill long streams.
+	HTTP *http.Client
+	// Timeout bounds connecting and waiting for the response headers;
+	// zero means 60 s.
+	Timeout time.Duration
+	// IdleTimeout ends a stream that sends nothing for this long with a
+	// transient error; zero means 120 s.
+	IdleTimeout time.Duration
+	// MaxTokensField names the output cap in the request:
+	// "max_completion_tokens" (OpenAI's current name, the only one its
+	// reasoning models take) or "max_tokens" (the only one many
+	// compatible servers know: DeepSeek, Mistral, LM Studio, older vLLM
+	// and llama.cpp). Empty picks max_completion_tokens for OpenAI's and
+	// Azure's hosts and max_tokens for every other server.
+	MaxTokensField string
+}
+
+var _ llm.Provider = (*Completions)(nil)
+
+func (c *Completions) settings() settings {
+	return settings{c.BaseURL, c.APIKey, c.Provider, c.Header, c.HTTP, c.Timeout, c.IdleTimeout}
+}
+
+// Stream starts the call. The request asks for usage in the final chunk
+// (stream_options.include_usage) and, for a reasoning model with
+// req.Thinking set, passes it as reasoning_effort.
+func (c *Completions) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
+	cn := c.settings().resolve(&req.Model, "/chat/completions")
+	body := c.request(req, cn.url)
+	dec, closer, err := cn.post(ctx, body, req.Attempt)
+	if err != nil {
+		return nil, err
+	}
+	p := &chatParser{conn: &cn, model: &req.Model, dec: dec}
+	return llm.NewStream(message(llm.APIOpenAICompletions, cn.provider, &req.Model), p.fill, closer), nil
+}
+
+type chatRequest struct {
+	Model               string        `json:"model"`
+	Messages            []chatMessage `json:"messages"`
+	Tools               []chatTool    `json:"tools,omitempty"`
+	Stream              bool          `json:"stream"`
+	StreamOptions       streamOptions `json:"stream_options"`
+	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
+	MaxTokens           int           `json:"max_tokens,omitempty"`
+	ReasoningEffort     string        `json:"reasoning_effort,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatMessage struct {
+	Role string `json:"role"`
+	// Content is a string, a []chatPart, or absent (an assistant message
+	// with only tool calls).
+	Content    any            `json:"content,omitempty"`
+	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type chatPart struct {
+	Type     string        `json:"type"`
+	Text     string        `json:"text,omitempty"`
+	ImageURL *chatImageURL `json:"image_url,omitempty"`
+}
+
+type chatImageURL struct {
+	URL string `json:"url"`
+}
+
+type chatToolCall struct {
+	ID       string   `json:"id"`
+	Type     string   `json:"type"`
+	Function chatFunc `json:"function"`
+}
+
+type chatFunc struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type chatTool struct {
+	Type     string      `json:"type"`
+	Function chatToolDef `json:"function"`
+}
+
+type chatToolDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// emptySchema stands in for a tool without parameters: OpenAI wants an
+// object schema even then.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+func (c *Completions) request(req *llm.Request, endpoint string) *chatRequest {
+	r := &chatRequest{
+		Model:           req.Model.ID,
+		Stream:          true,
+		StreamOptions:   streamOptions{IncludeUsage: true},
+		ReasoningEffort: effort(req),
+	}
+	if n := maxTokens(req); n > 0 {
+		if c.completionTokens(endpoint) {
+			r.MaxCompletionTokens = n
+		} else {
+			r.MaxTokens = n
+		}
+	}
+	if req.System != "" {
+		r.Messages = append(r.Messages, chatMessage{Role: "system", Content: req.System})
+	}
+	r.Messages = append(r.Messages, chatMessages(history(req.Messages))...)
+	for _, t := range req.Tools {
+		params := t.Parameters
+		if len(params) == 0 || string(params) == "null" {
+			params = emptySchema
+		}
+		r.Tools = append(r.Tools, chatTool{Type: "function", Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	return r
+}
+
+// completionTokens reports whether the output cap goes in
+// max_completion_tokens.
+func (c *Completions) completionTokens(endpoint string) bool {
+	switch c.MaxTokensField {
+	case "max_completion_tokens":
+		return true
+	case "max_tokens":
+		return false
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return false
+	}
+	h := strings.ToLower(u.Hostname())
+	return h == "api.openai.com" || strings.HasSuffix(h, ".openai.azure.com")
+}
+
+func chatMessages(msgs []llm.Message) []chatMessage {
+	var out []chatMessage
+	// Chat Completions takes only text in a tool message: a result's
+	// images follow the run of tool messages as one user message.
+	var pending []chatPart
+	flush := func() {
+		if len(pending) > 0 {
+			parts := append([]chatPart{{Type: "text", Text: "Images from the tool results above:"}}, pending...)
+			out = append(out, chatMessage{Role: "user", Content: parts})
+			pending = nil
+		}
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		if m.Role != llm.ToolResult {
+			flush()
+		}
+		switch m.Role {
+		case llm.User:
+			if content := userContent(m); content != nil {
+				out = append(out, chatMessage{Role: "user", Content: content})
+			}
+		case llm.Assistant:
+			cm := chatMessage{Role: "assistant"}
+			if text := m.TextOf(); text != "" {
+				cm.Content = text
+			}
+			// Thinking is not sent back: the API has no field for it, and
+			// servers that stream reasoning_content refuse it as input.
+			for _, tc := range m.ToolCalls() {
+				args := string(tc.Arguments)
+				if args == "" {
+					args = "{}"
+				}
+				cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: tc.ID, Type: "function", Function: chatFunc{Name: tc.Name, Arguments: args}})
+			}
+			if cm.Content != nil || len(cm.ToolCalls) > 0 {
+				out = append(out, cm)
+			}
+		case llm.ToolResult:
+			out = append(out, chatMessage{Role: "tool", ToolCallID: m.ToolCallID, Content: resultText(m)})
+			for _, img := range images(m) {
+				pending = append(pending, chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: imageURL(&img)}})
+			}
+		}
+	}
+	flush()
+	return out
+}
+
+// userContent is a plain string for text alone, which every compatible
+// server takes, and content parts only when there are images.
+func userContent(m *llm.Message) any {
+	imgs := images(m)
+	if len(imgs) == 0 {
+		if t := m.TextOf(); t != "" {
+			return t
+		}
+		return nil
+	}
+	var parts []chatPart
+	for _, c := range m.Content {
+		switch c.Type {
+		case llm.TextType:
+			parts = append(parts, chatPart{Type: "text", Text: c.Text})
+		case llm.ImageType:
+			parts = append(parts, chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: imageURL(&c)}})
+		}
+	}
+	return parts
+}
