@@ -201,3 +201,37 @@ func TestCrashLosesNothing(t *testing.T) {
 		t.Errorf("tool result %q", loaded.Messages[2].TextOf())
 	}
 }
+
+// TestKeyNeverLeaks echoes the key in a provider error and greps every
+// output rally writes for it.
+func TestKeyNeverLeaks(t *testing.T) {
+	home := isolate(t)
+	const key = "sk-live-SECRETSECRETSECRET1234"
+	t.Setenv("RALLY_API_KEY", key)
+	body := `{"error":{"message":"Incorrect API key provided: ` + key + `. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","code":"invalid_api_key"}}`
+	srv := llmtest.NewServer(t,
+		llmtest.Step{Fault: llmtest.HTTPError, Status: 503, Body: `{"error":{"message":"upstream said ` + key + `","type":"server_error"}}`},
+		llmtest.Step{Fault: llmtest.HTTPError, Status: 401, Body: body})
+	os.MkdirAll(".rally", 0o755)
+	os.WriteFile(".rally/settings.json", []byte(`{"retry":{"baseDelayMs":1}}`), 0o644)
+	out, errOut, code := run(t, "", "--mode", "json", "--verbose", "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m", "-p", "hi")
+	if code != 1 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	texts := map[string]string{"stdout": out, "stderr": errOut}
+	for _, f := range append(sessionFiles(t, home), filepath.Join(home, "logs", "rally.log")) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[f] = string(b)
+	}
+	for name, text := range texts {
+		if strings.Contains(text, "SECRETSECRET") {
+			t.Errorf("the key leaked into %s", name)
+		}
+	}
+	if !strings.Contains(texts[filepath.Join(home, "logs", "rally.log")], "retry decision") {
+		t.Errorf("rally.log has no retry decision")
+	}
+}
