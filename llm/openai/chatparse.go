@@ -93,12 +93,9 @@ type chatParser struct {
 	model    *llm.Model
 	dec      *sse.Decoder
 	finish   string // last finish_reason seen, "" if none
-	finished bool   // a finish_reason was seen
 	thinking bool   // the thinking block is open
 	calls    []call
 }
-
-var done = []byte("[DONE]")
 
 func (p *chatParser) fill(b *llm.Builder) error {
 	ev, err := p.dec.Next()
@@ -112,7 +109,7 @@ func (p *chatParser) fill(b *llm.Builder) error {
 	if len(data) == 0 {
 		return nil
 	}
-	if bytes.Equal(data, done) {
+	if string(data) == "[DONE]" {
 		p.complete(b)
 		return nil
 	}
@@ -136,7 +133,7 @@ func (p *chatParser) fill(b *llm.Builder) error {
 		}
 		p.delta(b, &ch.Delta)
 		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			p.finish, p.finished = *ch.FinishReason, true
+			p.finish = *ch.FinishReason
 			if err := p.failure(); err != nil {
 				return err
 			}
@@ -229,7 +226,7 @@ func (p *chatParser) end(b *llm.Builder, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return p.readError(err)
 	}
-	if p.finished {
+	if p.finish != "" {
 		p.complete(b)
 		return nil
 	}

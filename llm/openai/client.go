@@ -12,6 +12,12 @@
 // connection, an idle stream, an error event inside the 200 response) is
 // the stream's error event.
 //
+// Both send the whole conversation each time, repaired so the APIs accept
+// it: an assistant message that failed or was aborted is left out with its
+// tool results, and a tool call left without a result gets a stand-in error
+// result. Images in tool results, which neither API takes there, follow
+// the results as a user message.
+//
 // Errors are prefixed with the client's provider name ("openai: …" by
 // default). HTTP errors and in-stream error events are *llm.APIError with
 // the API key and anything shaped like a key redacted; transport errors
@@ -160,12 +166,7 @@ func (c *conn) decodeError(err error, data []byte) error {
 	if len(q) > limit {
 		q = q[:limit]
 	}
-	return &llm.APIError{
-		Provider:  c.provider,
-		Message:   fmt.Sprintf("decode chunk: %v: %q", err, wire.Redact(string(q), c.keys...)),
-		MidStream: true,
-		Err:       err,
-	}
+	return fmt.Errorf("%s: decode chunk: %w: %q", c.provider, err, wire.Redact(string(q), c.keys...))
 }
 
 // message is the assistant message a stream starts from.

@@ -15,6 +15,15 @@ import (
 // {BaseURL}/chat/completions) of OpenAI or any OpenAI-compatible server.
 // The zero value talks to OpenAI with no key; a Completions is safe for
 // concurrent use once its fields are set.
+//
+// The finish_reason maps to the stop reason: stop → Stop, length → Length,
+// tool_calls and function_call → ToolUse, content_filter → a fatal
+// mid-stream error, OpenRouter's error → a transient one; unknown reasons
+// read as Stop. A stream is complete at "data: [DONE]", but some servers
+// omit it and the usage chunk may come after the finish_reason, so the
+// message also finishes when the body ends (or breaks) after a
+// finish_reason; only a body that ends with neither is truncated
+// (llm.ErrTruncated, transient).
 type Completions struct {
 	// BaseURL is the API root, such as "https://openrouter.ai/api/v1" or
 	// "http://localhost:11434/v1". Empty means the model's BaseURL, else

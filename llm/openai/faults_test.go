@@ -300,3 +300,30 @@ func withTimeouts(p llm.Provider, timeout, idle time.Duration) llm.Provider {
 	}
 	return p
 }
+
+// TestBrokenAfterFinish: once the finish_reason is in, a body that breaks
+// or goes idle before [DONE] still yields the whole answer.
+func TestBrokenAfterFinish(t *testing.T) {
+	for _, mode := range []string{"cut", "stall"} {
+		t.Run(mode, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, chatStream(textChunk("whole answer"), finishChunk("stop")))
+				w.(http.Flusher).Flush()
+				if mode == "cut" {
+					if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+						conn.Close()
+					}
+					return
+				}
+				<-r.Context().Done()
+			}))
+			defer srv.Close()
+			msg, err := run(t, &Completions{BaseURL: srv.URL, IdleTimeout: 50 * time.Millisecond}, request(testModel))
+			if err != nil || msg.StopReason != llm.Stop || msg.TextOf() != "whole answer" {
+				t.Errorf("stop %q text %q err %v", msg.StopReason, msg.TextOf(), err)
+			}
+		})
+	}
+}

@@ -84,7 +84,8 @@ func (p *respParser) fill(b *llm.Builder) error {
 		return nil
 	}
 	var e respEvent
-	if !strings.HasSuffix(ev.Name, ".delta") && ev.Name != "" || !fastEvent(data, &e) {
+	fast := ev.Name == "" || strings.HasSuffix(ev.Name, ".delta")
+	if !fast || !fastEvent(data, &e) {
 		e = respEvent{}
 		if err := json.Unmarshal(data, &e); err != nil {
 			return p.decodeError(err, data)
@@ -160,14 +161,13 @@ func (p *respParser) item(b *llm.Builder, done bool, raw json.RawMessage, index 
 	}
 	switch it.Type {
 	case "function_call":
-		switch {
-		case !done:
-			b.ToolCall(key, it.CallID, it.Name, "")
-		case !p.streamed[key]:
+		args := ""
+		if done && !p.streamed[key] {
 			// No argument deltas came (a proxy that sends items whole):
 			// the done item has them all.
-			b.ToolCall(key, it.CallID, it.Name, it.Arguments)
+			args = it.Arguments
 		}
+		b.ToolCall(key, it.CallID, it.Name, args)
 	case "reasoning":
 		if done && it.EncryptedContent != "" {
 			// The whole item is what goes back as input next turn.
