@@ -77,6 +77,11 @@ type Config struct {
 	Store Store
 	// Messages is the context to start from, e.g. a resumed session's.
 	Messages []llm.Message
+	// NoAutoCompaction turns automatic compaction off (it can be turned on
+	// later with SetAutoCompactionEnabled).
+	NoAutoCompaction bool
+	// Name is the session's name, e.g. from a resumed file.
+	Name string
 	// Log receives every retry decision; nil discards them.
 	Log *slog.Logger
 	// Now returns the current time for retry hints; nil means time.Now.
@@ -117,6 +122,10 @@ func (e *RunError) Unwrap() error { return e.Err }
 // State is a snapshot of the session (the data of RPC get_state).
 type State struct {
 	Model            llm.Model
+	Thinking         string
+	Name             string
+	Compacting       bool
+	AutoCompaction   bool
 	Streaming        bool
 	Retrying         bool
 	RetryAttempt     int
@@ -155,6 +164,10 @@ type Session struct {
 	stopWait  context.CancelFunc
 	steer     []llm.Message
 	followUp  []llm.Message
+	name      string
+	// autoCompact and compacting belong to compaction.
+	autoCompact bool
+	compacting  bool
 }
 
 // New returns a session.
@@ -162,7 +175,7 @@ func New(cfg Config) (*Session, error) {
 	if cfg.Provider == nil {
 		return nil, errors.New("session: no provider")
 	}
-	s := &Session{cfg: cfg, provider: cfg.Provider, model: cfg.Model, autoRetry: true}
+	s := &Session{cfg: cfg, provider: cfg.Provider, model: cfg.Model, autoRetry: true, autoCompact: !cfg.NoAutoCompaction, name: cfg.Name}
 	s.messages = append(s.messages, cfg.Messages...)
 	return s, nil
 }
@@ -221,7 +234,11 @@ func (s *Session) State() State {
 	defer s.mu.Unlock()
 	st := State{
 		Model:            s.model,
-		Streaming:        s.running && !s.retrying,
+		Thinking:         s.cfg.Thinking,
+		Name:             s.name,
+		Compacting:       s.compacting,
+		AutoCompaction:   s.autoCompact,
+		Streaming:        s.running && !s.retrying && !s.compacting,
 		Retrying:         s.retrying,
 		RetryAttempt:     s.attempt,
 		AutoRetryEnabled: s.autoRetry,

@@ -1,0 +1,122 @@
+package session
+
+import (
+	"errors"
+
+	"github.com/rally-agent/rally/llm"
+)
+
+// SetModel switches the provider and model for the next model call; a call
+// already streaming finishes on the old one.
+func (s *Session) SetModel(p llm.Provider, m llm.Model) {
+	s.mu.Lock()
+	s.provider, s.model = p, m
+	s.mu.Unlock()
+	if j, ok := s.cfg.Store.(interface {
+		AppendModelChange(provider, modelID string) error
+	}); ok {
+		if err := j.AppendModelChange(m.Provider, m.ID); err != nil {
+			s.logger().Error("session: persist model change", "err", err)
+		}
+	}
+}
+
+// Model returns the model in use.
+func (s *Session) Model() llm.Model {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.model
+}
+
+// SetName names the session (persisted when the store supports it).
+func (s *Session) SetName(name string) error {
+	if name == "" {
+		return errors.New("session: empty name")
+	}
+	if j, ok := s.cfg.Store.(interface{ SetName(string) error }); ok {
+		if err := j.SetName(name); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.name = name
+	s.mu.Unlock()
+	return nil
+}
+
+// Name returns the session's name, or "".
+func (s *Session) Name() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.name
+}
+
+// SetAutoCompactionEnabled turns automatic compaction on or off.
+func (s *Session) SetAutoCompactionEnabled(on bool) {
+	s.mu.Lock()
+	s.autoCompact = on
+	s.mu.Unlock()
+}
+
+// AutoCompactionEnabled reports whether the session compacts by itself.
+func (s *Session) AutoCompactionEnabled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.autoCompact
+}
+
+// Stats are the counts and totals of a session (RPC get_session_stats).
+type Stats struct {
+	UserMessages      int
+	AssistantMessages int
+	ToolCalls         int
+	ToolResults       int
+	TotalMessages     int
+	Tokens            llm.Usage
+	Cost              float64
+}
+
+// Stats counts the working context's messages and sums its usage.
+func (s *Session) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var st Stats
+	for i := range s.messages {
+		m := &s.messages[i]
+		switch m.Role {
+		case llm.User:
+			st.UserMessages++
+		case llm.Assistant:
+			st.AssistantMessages++
+			st.ToolCalls += len(m.ToolCalls())
+			if u := m.Usage; u != nil {
+				st.Tokens.Input += u.Input
+				st.Tokens.Output += u.Output
+				st.Tokens.CacheRead += u.CacheRead
+				st.Tokens.CacheWrite += u.CacheWrite
+				st.Tokens.TotalTokens += u.TotalTokens
+				st.Cost += u.Cost.Total
+			}
+		case llm.ToolResult:
+			st.ToolResults++
+		}
+	}
+	st.TotalMessages = len(s.messages)
+	st.Tokens.Cost.Total = st.Cost
+	return st
+}
+
+// LastAssistantText returns the text of the latest assistant message that
+// has any, or "".
+func (s *Session) LastAssistantText() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.messages) - 1; i >= 0; i-- {
+		if m := &s.messages[i]; m.Role == llm.Assistant {
+			if t := m.TextOf(); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
+}
