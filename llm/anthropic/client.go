@@ -30,7 +30,7 @@ const (
 
 // Client streams from the Messages API. The zero value talks to
 // DefaultBaseURL without a key (fine for a local proxy); set APIKey for the
-// real API.
+// real API. A Client is safe for concurrent use.
 type Client struct {
 	// BaseURL is the API root, with or without a trailing "/v1". Empty
 	// means the request's Model.BaseURL, or else DefaultBaseURL.

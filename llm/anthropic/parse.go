@@ -86,24 +86,34 @@ func (p *parser) fill(b *llm.Builder) error {
 	if err != nil {
 		return fmt.Errorf("anthropic: read stream: %w", err)
 	}
-	if ev.Name == "ping" {
+	switch ev.Name {
+	case "ping":
 		return nil
-	}
-	if ev.Name == "error" && len(ev.Data) == 0 {
-		b.Fail(&llm.APIError{Provider: p.provider, Message: "error event without details", MidStream: true})
+	case "error":
+		// Whatever its data, an error event ends the stream with it.
+		p.fail(b, ev.Data)
 		return nil
 	}
 	p.ev = event{}
 	if err := p.json.decode(ev.Data, &p.ev); err != nil {
 		return p.malformed(ev.Name, err)
 	}
-	if p.ev.Type == "error" || ev.Name == "error" {
-		e := wire.APIError(p.provider, 0, nil, ev.Data, p.keys...)
-		e.MidStream = true
-		b.Fail(e)
+	if p.ev.Type == "error" {
+		p.fail(b, ev.Data)
 		return nil
 	}
 	return p.handle(b)
+}
+
+// fail ends the message with the error event data reports, such as
+// {"type":"error","error":{"type":"overloaded_error",…}} after a 200.
+func (p *parser) fail(b *llm.Builder, data []byte) {
+	e := wire.APIError(p.provider, 0, nil, data, p.keys...)
+	e.MidStream = true
+	if e.Message == "" {
+		e.Message = "error event without details"
+	}
+	b.Fail(e)
 }
 
 // malformed reports an event that is not the JSON it should be. When it is

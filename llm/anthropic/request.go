@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/rally-agent/rally/llm"
@@ -114,36 +115,96 @@ func newRequest(req *llm.Request) (*request, error) {
 		r.Tools = append(r.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
 	r.Messages = messages(req.Messages)
+	if r.Thinking != nil && unsignedLoop(r.Messages) {
+		// With thinking on, the API wants every answer of the current tool
+		// loop to start with its signed thinking, which an answer from
+		// another model cannot have: think again from the next turn on.
+		r.Thinking = nil
+	}
 	cache(r)
 	return r, nil
 }
 
+// unsignedLoop reports whether an assistant message of the current tool
+// loop (after the last message the user typed) starts with anything but
+// thinking.
+func unsignedLoop(ms []message) bool {
+	for i := len(ms) - 1; i >= 0; i-- {
+		m := &ms[i]
+		if m.Role == "user" {
+			if !isToolResults(m.Content) {
+				return false
+			}
+			continue
+		}
+		if t := m.Content[0].Type; t != "thinking" && t != "redacted_thinking" {
+			return true
+		}
+	}
+	return false
+}
+
 // messages converts the conversation. Tool results become user-role
 // tool_result blocks, consecutive ones in one message as the API wants for
-// parallel calls. Empty messages are dropped: the API refuses them.
+// parallel calls. The API refuses a conversation whose tool calls and
+// results do not pair up, so what cannot pair is mended here: answers that
+// failed or were aborted are left out (their content may be cut short), a
+// call left without a result gets one saying so, and a result without its
+// call is dropped. Empty messages are dropped too.
 func messages(in []llm.Message) []message {
 	out := make([]message, 0, len(in))
+	var open []string // ids of the last answer's calls still without a result
+	settle := func() {
+		for _, id := range open {
+			out = addResult(out, block{Type: "tool_result", ToolUseID: id, IsError: true, Content: []block{{Type: "text", Text: noResult}}})
+		}
+		open = open[:0]
+	}
 	for i := range in {
 		m := &in[i]
 		switch m.Role {
 		case llm.User:
 			if c := userContent(m.Content); len(c) > 0 {
+				settle()
 				out = append(out, message{Role: "user", Content: c})
 			}
 		case llm.Assistant:
+			if m.StopReason == llm.Error || m.StopReason == llm.Aborted {
+				continue
+			}
 			if c := assistantContent(m); len(c) > 0 {
+				settle()
 				out = append(out, message{Role: "assistant", Content: c})
+				for _, b := range c {
+					if b.Type == "tool_use" {
+						open = append(open, b.ID)
+					}
+				}
 			}
 		case llm.ToolResult:
-			res := block{Type: "tool_result", ToolUseID: toolID(m.ToolCallID), Content: userContent(m.Content), IsError: m.IsError}
-			if n := len(out); n > 0 && out[n-1].Role == "user" && isToolResults(out[n-1].Content) {
-				out[n-1].Content = append(out[n-1].Content, res)
-			} else {
-				out = append(out, message{Role: "user", Content: []block{res}})
+			id := toolID(m.ToolCallID)
+			if k := slices.Index(open, id); k >= 0 {
+				open = slices.Delete(open, k, k+1)
+				out = addResult(out, block{Type: "tool_result", ToolUseID: id, Content: userContent(m.Content), IsError: m.IsError})
 			}
 		}
 	}
+	settle()
 	return out
+}
+
+// noResult is the result given to a tool call that has none in the
+// conversation (the run was cut short before the tool ran).
+const noResult = "No result: the tool call was interrupted before it ran."
+
+// addResult appends a tool result to the user message of results that
+// ends out, or starts one.
+func addResult(out []message, res block) []message {
+	if n := len(out); n > 0 && out[n-1].Role == "user" && isToolResults(out[n-1].Content) {
+		out[n-1].Content = append(out[n-1].Content, res)
+		return out
+	}
+	return append(out, message{Role: "user", Content: []block{res}})
 }
 
 func isToolResults(bs []block) bool {

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -148,5 +149,90 @@ func TestToolID(t *testing.T) {
 		if got := toolID(in); got != want {
 			t.Errorf("toolID(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestCallsAndResultsPairUp(t *testing.T) {
+	call := func(id string) llm.Content {
+		return llm.Content{Type: llm.ToolCallType, ID: id, Name: "bash", Arguments: json.RawMessage(`{}`)}
+	}
+	result := func(id string) llm.Message {
+		return llm.Message{Role: llm.ToolResult, ToolCallID: id, ToolName: "bash", Content: []llm.Content{llm.Text("ok " + id)}}
+	}
+	user := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text("go")}}
+	conv := []llm.Message{
+		user,
+		{Role: llm.Assistant, StopReason: llm.Aborted, Content: []llm.Content{llm.Text("cut"), call("x1")}},
+		{Role: llm.Assistant, StopReason: llm.Error, ErrorMessage: "overloaded", Content: []llm.Content{llm.Text("partial")}},
+		{Role: llm.Assistant, StopReason: llm.ToolUse, Content: []llm.Content{call("a"), call("b")}},
+		result("a"),
+		result("zzz"), // its call is not in the conversation
+		user,
+		{Role: llm.Assistant, StopReason: llm.ToolUse, Content: []llm.Content{call("c")}},
+	}
+	got := messages(conv)
+	type short struct{ role, blocks string }
+	var gotShort []short
+	for _, m := range got {
+		var bs []string
+		for _, b := range m.Content {
+			s := b.Type
+			switch b.Type {
+			case "tool_use":
+				s += ":" + b.ID
+			case "tool_result":
+				s += ":" + b.ToolUseID
+				if b.IsError {
+					s += "!"
+				}
+			}
+			bs = append(bs, s)
+		}
+		gotShort = append(gotShort, short{m.Role, strings.Join(bs, ",")})
+	}
+	want := []short{
+		{"user", "text"},
+		{"assistant", "tool_use:a,tool_use:b"},
+		{"user", "tool_result:a,tool_result:b!"},
+		{"user", "text"},
+		{"assistant", "tool_use:c"},
+		{"user", "tool_result:c!"},
+	}
+	if diff := cmp.Diff(want, gotShort, cmp.AllowUnexported(short{})); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
+	}
+	if got[2].Content[1].Content[0].Text != noResult {
+		t.Errorf("made-up result %+v", got[2].Content[1])
+	}
+}
+
+func TestThinkingOffForAnUnsignedToolLoop(t *testing.T) {
+	call := llm.Content{Type: llm.ToolCallType, ID: "c1", Name: "bash", Arguments: json.RawMessage(`{}`)}
+	result := llm.Message{Role: llm.ToolResult, ToolCallID: "c1", ToolName: "bash", Content: []llm.Content{llm.Text("ok")}}
+	user := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text("go")}}
+	signed := llm.Message{Role: llm.Assistant, API: llm.APIAnthropicMessages, StopReason: llm.ToolUse,
+		Content: []llm.Content{{Type: llm.ThinkingType, Thinking: "t", ThinkingSignature: "s"}, call}}
+	foreign := llm.Message{Role: llm.Assistant, API: llm.APIOpenAIResponses, StopReason: llm.ToolUse,
+		Content: []llm.Content{{Type: llm.ThinkingType, Thinking: "t", ThinkingSignature: "rs_1"}, call}}
+	tests := []struct {
+		name  string
+		conv  []llm.Message
+		think bool
+	}{
+		{"new prompt", []llm.Message{user}, true},
+		{"signed loop", []llm.Message{user, signed, result}, true},
+		{"foreign loop", []llm.Message{user, foreign, result}, false},
+		{"foreign answer before the prompt", []llm.Message{user, foreign, result, {Role: llm.Assistant, Content: []llm.Content{llm.Text("done")}}, user}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := newRequest(&llm.Request{Model: model(), Messages: tt.conv, Thinking: "low"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (r.Thinking != nil) != tt.think {
+				t.Errorf("thinking %+v, want on = %v", r.Thinking, tt.think)
+			}
+		})
 	}
 }

@@ -287,3 +287,21 @@ func TestEventsStreamAsTheyArrive(t *testing.T) {
 		t.Errorf("text so far %q", st.Message().TextOf())
 	}
 }
+
+func TestErrorEventShapes(t *testing.T) {
+	start := msgStart(5, 0, 0, 1)
+	tests := []struct{ name, body, has string }{
+		{"no data", start + "event: error\n\n", "without details"},
+		{"plain text", start + ev("error", "Internal Server Error"), "Internal Server Error"},
+		{"unnamed", start + "data: " + `{"type":"error","error":{"type":"api_error","message":"boom"}}` + "\n\n", "boom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err, _ := run(t, client(newServer(t, stream(tt.body))), ask("?"))
+			e, ok := llm.AsAPIError(err)
+			if !ok || !e.MidStream || m.StopReason != llm.Error || !strings.Contains(err.Error(), tt.has) {
+				t.Errorf("stop %q err %#v", m.StopReason, err)
+			}
+		})
+	}
+}

@@ -26,10 +26,11 @@ const (
 
 // Client streams from the Gemini API. The zero value talks to
 // DefaultBaseURL without a key (fine for a local proxy); set APIKey for the
-// real API.
+// real API. A Client is safe for concurrent use.
 type Client struct {
-	// BaseURL is the API root including its version ("…/v1beta"). Empty
-	// means the request's Model.BaseURL, or else DefaultBaseURL.
+	// BaseURL is the API root including its version ("…/v1beta"; a bare
+	// host gets "/v1beta"). Empty means the request's Model.BaseURL, or
+	// else DefaultBaseURL.
 	BaseURL string
 	// APIKey is sent as the x-goog-api-key header, never in the URL: a
 	// transport error prints the URL. It is redacted from every error.
@@ -60,7 +61,9 @@ func (c *Client) provider() string {
 }
 
 // url returns the streaming endpoint of the model. Model ids are accepted
-// with or without the API's "models/" prefix.
+// with or without the API's "models/" prefix, and a base URL without a
+// path ("https://generativelanguage.googleapis.com") gets the API version
+// it needs.
 func (c *Client) url(m *llm.Model) string {
 	base := c.BaseURL
 	if base == "" {
@@ -69,8 +72,12 @@ func (c *Client) url(m *llm.Model) string {
 	if base == "" {
 		base = DefaultBaseURL
 	}
+	base = strings.TrimRight(base, "/")
+	if u, err := url.Parse(base); err == nil && u.Path == "" {
+		base += "/v1beta"
+	}
 	id := strings.TrimPrefix(m.ID, "models/")
-	return strings.TrimRight(base, "/") + "/models/" + url.PathEscape(id) + ":streamGenerateContent?alt=sse"
+	return base + "/models/" + url.PathEscape(id) + ":streamGenerateContent?alt=sse"
 }
 
 // secrets are the values redacted from error bodies: the key, and any

@@ -28,14 +28,14 @@ type chunk struct {
 
 type candidate struct {
 	Content struct {
-		Parts []part0 `json:"parts"`
+		Parts []streamPart `json:"parts"`
 	} `json:"content"`
 	FinishReason  string `json:"finishReason"`
 	FinishMessage string `json:"finishMessage"`
 }
 
-// part0 is a streamed part (part is the request's).
-type part0 struct {
+// streamPart is a part of a streamed chunk (part is a request's).
+type streamPart struct {
 	Text             string `json:"text"`
 	Thought          bool   `json:"thought"`
 	ThoughtSignature string `json:"thoughtSignature"`
@@ -126,19 +126,19 @@ func (p *parser) malformed(err error) error {
 	return fmt.Errorf("gemini: undecodable chunk: %w", err)
 }
 
-func (p *parser) parts(b *llm.Builder, parts []part0) {
+func (p *parser) parts(b *llm.Builder, parts []streamPart) {
 	for i := range parts {
 		pt := &parts[i]
 		switch {
 		case pt.FunctionCall != nil:
 			p.call(b, pt)
-		case pt.Thought:
+		case pt.Thought && (pt.Text != "" || pt.ThoughtSignature != ""):
 			p.switchTo(b, thinkingKey)
 			b.Thinking(thinkingKey, pt.Text)
 			if pt.ThoughtSignature != "" {
 				b.Signature(thinkingKey, pt.ThoughtSignature)
 			}
-		case pt.Text != "":
+		case pt.Text != "" && !pt.Thought:
 			// A signature on a text part is dropped: Gemini only requires
 			// those of function calls back.
 			p.switchTo(b, textKey)
@@ -157,7 +157,7 @@ func (p *parser) switchTo(b *llm.Builder, key string) {
 // call adds a function call. Gemini sends each one whole, so it starts and
 // ends at once. Gemini 3 gives calls an id; for older models one is made
 // up, unique to this answer.
-func (p *parser) call(b *llm.Builder, pt *part0) {
+func (p *parser) call(b *llm.Builder, pt *streamPart) {
 	p.switchTo(b, "")
 	n := strconv.Itoa(p.calls)
 	p.calls++

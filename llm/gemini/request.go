@@ -3,6 +3,7 @@ package gemini
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/rally-agent/rally/llm"
@@ -119,31 +120,63 @@ func newRequest(req *llm.Request) (*request, error) {
 
 // contents converts the conversation. Tool results become functionResponse
 // parts of a user turn, consecutive ones together, as Gemini wants the
-// answers to parallel calls in one turn. Empty turns are dropped.
+// answers to parallel calls in one turn. Gemini refuses a turn whose
+// responses do not match its calls in number, so what cannot pair is
+// mended here: answers that failed or were aborted are left out (their
+// content may be cut short), a call left without a result gets one saying
+// so, and a result without its call is dropped. Empty turns are dropped.
 func contents(in []llm.Message, gemini3 bool) []content {
 	out := make([]content, 0, len(in))
 	ids := map[string]bool{} // call ids Gemini issued, to send back
+	var open []llm.Content   // the last answer's calls still without a result
+	settle := func() {
+		for _, c := range open {
+			out = addResponses(out, resultParts(&llm.Message{ToolCallID: c.ID, ToolName: c.Name, IsError: true,
+				Content: []llm.Content{llm.Text(noResult)}}, ids))
+		}
+		open = open[:0]
+	}
 	for i := range in {
 		m := &in[i]
 		switch m.Role {
 		case llm.User:
 			if ps := userParts(m.Content); len(ps) > 0 {
+				settle()
 				out = append(out, content{Role: "user", Parts: ps})
 			}
 		case llm.Assistant:
+			if m.StopReason == llm.Error || m.StopReason == llm.Aborted {
+				continue
+			}
 			if ps := modelParts(m, gemini3, ids); len(ps) > 0 {
+				settle()
 				out = append(out, content{Role: "model", Parts: ps})
+				open = append(open, m.ToolCalls()...)
 			}
 		case llm.ToolResult:
-			ps := resultParts(m, ids)
-			if n := len(out); n > 0 && out[n-1].Role == "user" && out[n-1].Parts[0].FunctionResponse != nil {
-				out[n-1].Parts = append(out[n-1].Parts, ps...)
-			} else {
-				out = append(out, content{Role: "user", Parts: ps})
+			k := slices.IndexFunc(open, func(c llm.Content) bool { return c.ID == m.ToolCallID })
+			if k >= 0 {
+				open = slices.Delete(open, k, k+1)
+				out = addResponses(out, resultParts(m, ids))
 			}
 		}
 	}
+	settle()
 	return out
+}
+
+// noResult is the result given to a tool call that has none in the
+// conversation (the run was cut short before the tool ran).
+const noResult = "No result: the tool call was interrupted before it ran."
+
+// addResponses appends function responses to the user turn of responses
+// that ends out, or starts one.
+func addResponses(out []content, ps []part) []content {
+	if n := len(out); n > 0 && out[n-1].Role == "user" && out[n-1].Parts[0].FunctionResponse != nil {
+		out[n-1].Parts = append(out[n-1].Parts, ps...)
+		return out
+	}
+	return append(out, content{Role: "user", Parts: ps})
 }
 
 func userParts(cs []llm.Content) []part {

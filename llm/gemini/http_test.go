@@ -1,0 +1,284 @@
+package gemini
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/retry"
+)
+
+func timeNow() time.Time { return time.Now() }
+
+// Error bodies as the API writes them.
+const (
+	quotaBody = `{
+  "error": {
+    "code": 429,
+    "message": "You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 10\nPlease retry in 33.512545s.",
+    "status": "RESOURCE_EXHAUSTED",
+    "details": [
+      {
+        "@type": "type.googleapis.com/google.rpc.QuotaFailure",
+        "violations": [
+          {
+            "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+            "quotaId": "GenerateRequestsPerMinutePerProjectPerModel-FreeTier",
+            "quotaDimensions": {"location": "global", "model": "gemini-2.5-flash"},
+            "quotaValue": "10"
+          }
+        ]
+      },
+      {
+        "@type": "type.googleapis.com/google.rpc.RetryInfo",
+        "retryDelay": "33s"
+      }
+    ]
+  }
+}`
+	badKeyBody = `{
+  "error": {
+    "code": 400,
+    "message": "API key not valid. Please pass a valid API key.",
+    "status": "INVALID_ARGUMENT",
+    "details": [
+      {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        "reason": "API_KEY_INVALID",
+        "domain": "googleapis.com",
+        "metadata": {"service": "generativelanguage.googleapis.com"}
+      }
+    ]
+  }
+}`
+)
+
+func TestHTTPErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		class   retry.Class
+		code    string
+		hint    time.Duration
+	}{
+		{"429 per-minute quota", fail(429, quotaBody), retry.Transient, "RESOURCE_EXHAUSTED", 33 * time.Second},
+		{"429 in an array", fail(429, "["+quotaBody+"]"), retry.Transient, "RESOURCE_EXHAUSTED", 33 * time.Second},
+		{"503 overloaded", fail(503, `{"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}}`), retry.Transient, "UNAVAILABLE", 0},
+		{"500 internal", fail(500, `{"error": {"code": 500, "message": "An internal error has occurred.", "status": "INTERNAL"}}`), retry.Transient, "INTERNAL", 0},
+		{"400 key invalid", fail(400, badKeyBody), retry.Fatal, "INVALID_ARGUMENT", 0},
+		{"403 permission", fail(403, `{"error": {"code": 403, "message": "Method doesn't allow unregistered callers.", "status": "PERMISSION_DENIED"}}`), retry.Fatal, "PERMISSION_DENIED", 0},
+		{"404 model", fail(404, `{"error": {"code": 404, "message": "models/gemini-9 is not found for API version v1beta.", "status": "NOT_FOUND"}}`), retry.Fatal, "NOT_FOUND", 0},
+		{"400 too many tokens", fail(400, `{"error": {"code": 400, "message": "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}`), retry.ContextOverflow, "INVALID_ARGUMENT", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := client(newServer(t, tt.handler)).Stream(t.Context(), ask("hi"))
+			if st != nil || err == nil {
+				t.Fatalf("stream %v err %v", st, err)
+			}
+			e, ok := llm.AsAPIError(err)
+			if !ok || e.Provider != "google" || e.Code != tt.code || e.MidStream || e.StatusCode == 0 || e.Message == "" {
+				t.Fatalf("error %#v", err)
+			}
+			if v := llm.Classify(err); v.Class != tt.class {
+				t.Errorf("classified %v (%s), want %v", v.Class, v.Reason, tt.class)
+			}
+			if h := retry.Hint(retry.FailureOf(err), time.Now()); tt.hint != 0 && h != tt.hint {
+				t.Errorf("hint %v, want %v", h, tt.hint)
+			}
+		})
+	}
+}
+
+func TestKeyNeverLeaks(t *testing.T) {
+	echo := func(w http.ResponseWriter, r *http.Request) {
+		key := r.Header.Get("x-goog-api-key")
+		fail(400, `{"error": {"code": 400, "message": "API key `+key+` not valid.", "status": "INVALID_ARGUMENT"}}`)(w, r)
+	}
+	midStream := func(w http.ResponseWriter, r *http.Request) {
+		stream(chunkOf(text("a"), "", nil)+data(`{"error": {"code": 500, "message": "key `+r.Header.Get("x-goog-api-key")+` broke", "status": "INTERNAL"}}`))(w, r)
+	}
+	finish := func(w http.ResponseWriter, r *http.Request) {
+		stream(data(`{"candidates":[{"finishReason":"OTHER","finishMessage":"saw `+r.Header.Get("x-goog-api-key")+`"}]}`))(w, r)
+	}
+	for name, h := range map[string]http.HandlerFunc{"http": echo, "stream": midStream, "finish": finish} {
+		t.Run(name, func(t *testing.T) {
+			s := newServer(t, h)
+			st, err := client(s).Stream(t.Context(), ask("hi"))
+			if err == nil {
+				_, err = llm.Collect(st)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			texts := map[string]string{"Error()": err.Error()}
+			if e, ok := llm.AsAPIError(err); ok {
+				texts["Body"], texts["Message"] = e.Body, e.Message
+			}
+			for what, s := range texts {
+				if strings.Contains(s, testKey) || strings.Contains(s, "secret-key") {
+					t.Errorf("%s holds the key: %q", what, s)
+				}
+			}
+			if got := s.last(); strings.Contains(got.Path+got.Query, testKey) || strings.Contains(got.Query, "key=") {
+				t.Errorf("key in the URL: %s?%s", got.Path, got.Query)
+			}
+		})
+	}
+}
+
+func TestRequestLine(t *testing.T) {
+	s := newServer(t, stream(textBody("ok")))
+	c := client(s)
+	c.Header = http.Header{"X-Goog-User-Project": {"proj"}}
+	req := ask("hi")
+	req.Attempt = 2
+	req.Model.ID = "models/gemini-2.5-flash"
+	if _, err, _ := run(t, c, req); err != nil {
+		t.Fatal(err)
+	}
+	got := s.last()
+	if got.Path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent" || got.Query != "alt=sse" {
+		t.Errorf("request line %s?%s", got.Path, got.Query)
+	}
+	for k, want := range map[string]string{"X-Goog-Api-Key": testKey, "X-Rally-Attempt": "2", "X-Goog-User-Project": "proj", "Content-Type": "application/json"} {
+		if v := got.Header.Get(k); v != want {
+			t.Errorf("%s = %q, want %q", k, v, want)
+		}
+	}
+}
+
+func TestURL(t *testing.T) {
+	const tail = "/models/gemini-2.5-pro:streamGenerateContent?alt=sse"
+	tests := []struct{ base, model, want string }{
+		{"", "", DefaultBaseURL + tail},
+		{"", "https://proxy.example/gemini/v1beta/", "https://proxy.example/gemini/v1beta" + tail},
+		{"https://generativelanguage.googleapis.com", "", "https://generativelanguage.googleapis.com/v1beta" + tail},
+		{"http://127.0.0.1:9000/v1", "https://ignored", "http://127.0.0.1:9000/v1" + tail},
+	}
+	for _, tt := range tests {
+		c := &Client{BaseURL: tt.base}
+		if got := c.url(&llm.Model{ID: "models/gemini-2.5-pro", BaseURL: tt.model}); got != tt.want {
+			t.Errorf("url(%q, %q) = %q, want %q", tt.base, tt.model, got, tt.want)
+		}
+	}
+}
+
+func TestTransportErrorHidesKey(t *testing.T) {
+	// Nothing listens there: the transport error prints the URL, which
+	// must not hold the key.
+	c := &Client{BaseURL: "http://127.0.0.1:1/v1beta", APIKey: testKey, Timeout: 2 * time.Second}
+	_, err := c.Stream(t.Context(), ask("hi"))
+	if err == nil || strings.Contains(err.Error(), testKey) || !strings.HasPrefix(err.Error(), "gemini: request: ") {
+		t.Fatalf("error %v", err)
+	}
+	if v := llm.Classify(err); v.Class != retry.Transient {
+		t.Errorf("connection refused classified %v", v.Class)
+	}
+}
+
+func TestResetBeforeHeaders(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		conn.(*net.TCPConn).SetLinger(0)
+		conn.Close()
+	})
+	_, err := client(s).Stream(t.Context(), ask("hi"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if v := llm.Classify(err); v.Class != retry.Transient {
+		t.Errorf("classified %v (%s): %v", v.Class, v.Reason, err)
+	}
+}
+
+func TestDrop(t *testing.T) {
+	head := chunkOf(text("one"), "", nil) + chunkOf(text(" two"), "", nil)
+	for name, h := range map[string]http.HandlerFunc{
+		"clean end": stream(head),
+		"abort": func(w http.ResponseWriter, r *http.Request) {
+			stream(head)(w, r)
+			panic(http.ErrAbortHandler)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m, err, _ := run(t, client(newServer(t, h)), ask("hi"))
+			if m.StopReason != llm.Error || m.TextOf() != "one two" {
+				t.Fatalf("stop %q text %q", m.StopReason, m.TextOf())
+			}
+			if v := llm.Classify(err); v.Class != retry.Transient {
+				t.Errorf("classified %v (%s): %v", v.Class, v.Reason, err)
+			}
+		})
+	}
+}
+
+func TestStall(t *testing.T) {
+	done := make(chan struct{})
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		defer close(done)
+		stream(chunkOf(text("one"), "", nil))(w, r)
+		<-r.Context().Done()
+	})
+	c := client(s)
+	c.IdleTimeout = 50 * time.Millisecond
+	start := time.Now()
+	m, err, _ := run(t, c, ask("hi"))
+	if !errors.Is(err, llm.ErrIdleTimeout) || m.StopReason != llm.Error {
+		t.Fatalf("stop %q err %v", m.StopReason, err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("idle timeout took %v", d)
+	}
+	if v := llm.Classify(err); v.Class != retry.Transient || !strings.HasPrefix(err.Error(), "gemini: read stream: ") {
+		t.Errorf("classified %v: %v", v.Class, err)
+	}
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
+		t.Error("the stalled handler did not see the client go away")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+		stream(chunkOf(text("one"), "", nil))(w, r)
+		<-r.Context().Done()
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	st, err := client(s).Stream(ctx, ask("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var at time.Time
+	for {
+		e, err := st.Next()
+		if err != nil {
+			t.Fatalf("no error event: %v", err)
+		}
+		if e.Type == llm.EventTextDelta {
+			at = time.Now()
+			cancel()
+		}
+		if e.Type == llm.EventError {
+			if e.Reason != llm.Aborted {
+				t.Errorf("reason %q: %v", e.Reason, e.Err)
+			}
+			break
+		}
+	}
+	if d := time.Since(at); d > 200*time.Millisecond {
+		t.Errorf("abort took %v", d)
+	}
+}
