@@ -25,6 +25,10 @@ type Loaded struct {
 	// session written by pi are left out; pi's own message kinds (custom,
 	// bashExecution, summaries) become the user messages pi would send.
 	Messages []llm.Message
+	// IDs holds the entry id of each message of Messages ("" for the
+	// summary a compaction stands for), so a later compaction can name its
+	// first kept entry.
+	IDs []string
 	// Entries is every entry read, in file order, for transcripts.
 	Entries []Entry
 	// Warnings say what was skipped or repaired. Loading never fails on a
@@ -301,11 +305,11 @@ func (r *journalReader) context() {
 	}
 	ci := path[comp]
 	c := r.fields[ci]
-	ld.Messages = append(ld.Messages, llm.Message{
+	r.push(llm.Message{
 		Role:      llm.User,
 		Content:   []llm.Content{llm.Text(compactionPrefix + c.Summary + compactionSuffix)},
 		Timestamp: unixMilli(ld.Entries[ci].Timestamp),
-	})
+	}, "")
 	kept := false
 	for _, i := range path[:comp] {
 		kept = kept || ld.Entries[i].ID == c.FirstKeptEntryID
@@ -356,6 +360,11 @@ func (r *journalReader) chain() []int {
 	return path
 }
 
+func (r *journalReader) push(m llm.Message, id string) {
+	r.ld.Messages = append(r.ld.Messages, m)
+	r.ld.IDs = append(r.ld.IDs, id)
+}
+
 // addContext appends what entry i contributes to the model's context.
 func (r *journalReader) addContext(i int) {
 	e, f := &r.ld.Entries[i], &r.fields[i]
@@ -365,7 +374,7 @@ func (r *journalReader) addContext(i int) {
 			return
 		}
 		if m, ok := r.contextMessage(e, f); ok {
-			r.ld.Messages = append(r.ld.Messages, m)
+			r.push(m, e.ID)
 		}
 	case "custom_message":
 		m := llm.Message{Role: llm.User, Timestamp: unixMilli(e.Timestamp)}
@@ -378,14 +387,14 @@ func (r *journalReader) addContext(i int) {
 			}
 			m.Content = u.Content
 		}
-		r.ld.Messages = append(r.ld.Messages, m)
+		r.push(m, e.ID)
 	case "branch_summary":
 		if f.Summary != "" {
-			r.ld.Messages = append(r.ld.Messages, llm.Message{
+			r.push(llm.Message{
 				Role:      llm.User,
 				Content:   []llm.Content{llm.Text(branchPrefix + f.Summary + branchSuffix)},
 				Timestamp: unixMilli(e.Timestamp),
-			})
+			}, e.ID)
 		}
 	}
 }

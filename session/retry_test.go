@@ -107,29 +107,28 @@ func TestFatalAndOverflow(t *testing.T) {
 			}
 		})
 	}
-	t.Run("overflow", func(t *testing.T) {
-		f := &fake{steps: []step{{err: apiErr(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`)}}}
-		var hooked error
-		s, rec, stop := newSession(t, f, Config{Compact: func(_ context.Context, _ *Session, cause error) error {
-			hooked = cause
-			return errors.New("compaction not possible here")
-		}})
+	t.Run("overflow goes to compaction", func(t *testing.T) {
+		f := &fake{steps: []step{{err: overflowErr()}, {text: "## Goal\nsummary"}, {text: "answer"}}}
+		s, rec, stop := newSession(t, f, Config{Messages: history(6)})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
-		if hooked == nil || err == nil || f.calls() != 1 {
-			t.Fatalf("hook got %v, prompt err %v, %d calls", hooked, err, f.calls())
+		if err != nil || f.calls() != 3 {
+			t.Fatalf("err %v after %d calls, want success after overflow, summary, answer", err, f.calls())
 		}
 		if n := len(rec.of(agent.AutoRetryStart)) + len(rec.of(agent.AutoRetryEnd)); n != 0 {
 			t.Errorf("%d retry events for an overflow", n)
 		}
+		if n := len(rec.of(agent.CompactionEnd)); n != 1 {
+			t.Errorf("%d compaction_end events", n)
+		}
 	})
 	t.Run("overflow without compaction", func(t *testing.T) {
-		f := &fake{steps: []step{{err: apiErr(400, `{"error":{"message":"This model's maximum context length is 8192 tokens.","code":"context_length_exceeded"}}`)}}}
-		s, _, stop := newSession(t, f, Config{})
+		f := &fake{steps: []step{{err: overflowErr()}}}
+		s, _, stop := newSession(t, f, Config{NoAutoCompaction: true, Messages: history(6)})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
-		if !errors.Is(err, ErrContextOverflow) {
-			t.Fatalf("err %v, want ErrContextOverflow", err)
+		if !errors.Is(err, ErrContextOverflow) || f.calls() != 1 {
+			t.Fatalf("err %v after %d calls, want ErrContextOverflow at once", err, f.calls())
 		}
 	})
 }

@@ -40,7 +40,7 @@ func (s *Session) run(ctx context.Context, prompt []llm.Message) (err error) {
 		return ErrBusy
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	s.running, s.attempt, s.noRetry, s.cancelRun = true, 0, false, cancel
+	s.running, s.attempt, s.noRetry, s.overflowed, s.cancelRun = true, 0, false, false, cancel
 	s.mu.Unlock()
 	defer func() {
 		cancel()
@@ -141,17 +141,21 @@ func (s *Session) succeeded() {
 	}
 }
 
-// record adds a message to the working context and the journal.
+// record adds a message to the journal and, unless a retry replaced it,
+// to the working context.
 func (s *Session) record(m llm.Message, retried bool) {
+	var id string
+	if j := s.cfg.Store; j != nil {
+		var err error
+		if id, err = j.AppendMessage(m, retried); err != nil {
+			s.logger().Error("session: persist message", "err", err)
+		}
+	}
 	if !retried {
 		s.mu.Lock()
 		s.messages = append(s.messages, m)
+		s.ids = append(s.ids, id)
 		s.mu.Unlock()
-	}
-	if j := s.cfg.Store; j != nil {
-		if _, err := j.AppendMessage(m, retried); err != nil {
-			s.logger().Error("session: persist message", "err", err)
-		}
 	}
 }
 
@@ -193,6 +197,7 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 			}
 			return 0, runErr
 		}
+		s.afterSuccess(ctx)
 		return 0, nil
 	}
 
@@ -328,22 +333,68 @@ func (s *Session) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// overflow hands a context overflow to compaction, never to retry.
+// overflow hands a context overflow to compaction, never to retry: at most
+// once per prompt (DESIGN §3.4).
 func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message, attempt int, callErr error) (int, error) {
-	if s.cfg.Compact == nil {
+	s.mu.Lock()
+	auto, again := s.autoCompact, s.overflowed
+	s.overflowed = true
+	s.mu.Unlock()
+	if !auto || again {
 		s.record(*failed, false)
 		r.endAgent(false)
 		s.closeChain(attempt, failed.ErrorMessage)
-		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrContextOverflow, callErr)}
+		cause := ErrContextOverflow
+		if again {
+			cause = ErrStillOverflows
+		}
+		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: fmt.Errorf("%w: %w", cause, callErr)}
 	}
+	// Like a retried message: out of the context, kept in the history.
 	s.record(*failed, true)
 	r.endAgent(true)
-	if err := s.cfg.Compact(ctx, s, callErr); err != nil {
+	if _, err := s.compact(ctx, ReasonOverflow, true); err != nil {
 		s.closeChain(attempt, err.Error())
 		if errors.Is(err, context.Canceled) {
 			return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
 		}
-		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: err}
+		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrContextOverflow, err)}
 	}
 	return 1, nil
+}
+
+// afterSuccess compacts after a successful run whose last call overflowed
+// silently (usage above the window) or passed the threshold, so the next
+// prompt starts with room. A failure here is logged, not the prompt's.
+func (s *Session) afterSuccess(ctx context.Context) {
+	s.mu.Lock()
+	auto, model := s.autoCompact, s.model
+	var usage *llm.Usage
+	for i := len(s.messages) - 1; i >= 0; i-- {
+		if m := &s.messages[i]; m.Role == llm.Assistant && m.Usage != nil {
+			usage = m.Usage
+			break
+		}
+	}
+	s.mu.Unlock()
+	if !auto || usage == nil || model.ContextWindow <= 0 {
+		return
+	}
+	pct := s.cfg.Compaction.ThresholdPercent
+	if pct <= 0 {
+		pct = DefaultThresholdPercent
+	}
+	used := usage.Input + usage.CacheRead + usage.CacheWrite
+	reason := ""
+	switch {
+	case model.Overflows(usage):
+		reason = ReasonOverflow
+	case used*100 > model.ContextWindow*pct:
+		reason = ReasonThreshold
+	default:
+		return
+	}
+	if _, err := s.compact(ctx, reason, false); err != nil && !errors.Is(err, ErrNothingToCompact) {
+		s.logger().Warn("compaction after the run failed", "reason", reason, "err", err.Error())
+	}
 }

@@ -68,15 +68,17 @@ type Config struct {
 	// Switcher rotates credentials and models on usage limits; nil means
 	// there is never another credential.
 	Switcher Switcher
-	// Compact is called on a context overflow with the failed call's
-	// error; it must shrink the session's context (or fail). nil fails the
-	// prompt with ErrContextOverflow.
-	Compact func(ctx context.Context, s *Session, cause error) error
+	// Compaction tunes compaction; NoAutoCompaction turns the automatic
+	// kind off (then a context overflow fails the prompt with
+	// ErrContextOverflow).
+	Compaction CompactionConfig
 	// Store persists the session (a *Journal for a session file); nil
 	// keeps it in memory only.
 	Store Store
-	// Messages is the context to start from, e.g. a resumed session's.
-	Messages []llm.Message
+	// Messages is the context to start from, e.g. a resumed session's, and
+	// MessageIDs their entry ids in the Store, when known.
+	Messages   []llm.Message
+	MessageIDs []string
 	// NoAutoCompaction turns automatic compaction off (it can be turned on
 	// later with SetAutoCompactionEnabled).
 	NoAutoCompaction bool
@@ -93,6 +95,7 @@ var (
 	ErrBusy            = errors.New("session: a prompt is already running")
 	ErrContextOverflow = errors.New("session: context overflow: the conversation no longer fits the model's context window")
 	ErrRetryCancelled  = errors.New("session: retry cancelled")
+	ErrStillOverflows  = fmt.Errorf("%w even after compaction", ErrContextOverflow)
 )
 
 // RunError is a prompt's final failure.
@@ -155,6 +158,7 @@ type Session struct {
 	provider  llm.Provider
 	model     llm.Model
 	messages  []llm.Message
+	ids       []string // Store entry ids of messages, "" where unknown
 	running   bool
 	retrying  bool // waiting before a retry
 	attempt   int  // the retry counter: 1-based, 0 outside a chain
@@ -168,6 +172,7 @@ type Session struct {
 	// autoCompact and compacting belong to compaction.
 	autoCompact bool
 	compacting  bool
+	overflowed  bool // this prompt already compacted for an overflow
 }
 
 // New returns a session.
@@ -177,6 +182,8 @@ func New(cfg Config) (*Session, error) {
 	}
 	s := &Session{cfg: cfg, provider: cfg.Provider, model: cfg.Model, autoRetry: true, autoCompact: !cfg.NoAutoCompaction, name: cfg.Name}
 	s.messages = append(s.messages, cfg.Messages...)
+	s.ids = make([]string, len(s.messages))
+	copy(s.ids, cfg.MessageIDs)
 	return s, nil
 }
 

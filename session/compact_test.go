@@ -1,0 +1,193 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/rally-agent/rally/agent"
+	"github.com/rally-agent/rally/llm"
+)
+
+func overflowErr() error {
+	return apiErr(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}`)
+}
+
+// history is n earlier exchanges, long enough that a small keep budget
+// leaves an older part to summarise.
+func history(n int) []llm.Message {
+	var ms []llm.Message
+	for i := range n {
+		ms = append(ms,
+			llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(strings.Repeat("question ", 50) + llm.Key(i))}},
+			llm.Message{Role: llm.Assistant, StopReason: llm.Stop, Content: []llm.Content{llm.Text(strings.Repeat("answer ", 50))}})
+	}
+	return ms
+}
+
+// small keeps about two exchanges whole.
+var small = CompactionConfig{KeepRecentTokens: 250}
+
+func TestOverflowCompactsAndContinues(t *testing.T) {
+	dir := t.TempDir()
+	j, err := NewJournal(dir, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Persist the history first, as a resumed session would have it.
+	hist := history(6)
+	var ids []string
+	for _, m := range hist {
+		id, _ := j.AppendMessage(m, false)
+		ids = append(ids, id)
+	}
+	f := &fake{steps: []step{{err: overflowErr()}, {text: "## Goal\nkeep going"}, {text: "answer after compaction"}}}
+	s, rec, stop := newSession(t, f, Config{Messages: hist, MessageIDs: ids, Store: j, Compaction: small})
+	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	var order []string
+	for _, typ := range rec.types() {
+		switch typ {
+		case agent.AgentEnd, agent.CompactionStart, agent.CompactionEnd, agent.AgentSettled, agent.AutoRetryStart, agent.AutoRetryEnd:
+			order = append(order, typ)
+		}
+	}
+	want := []string{agent.AgentEnd, agent.CompactionStart, agent.CompactionEnd, agent.AgentEnd, agent.AgentSettled}
+	if strings.Join(order, " ") != strings.Join(want, " ") {
+		t.Errorf("events %v, want %v", order, want)
+	}
+	ends := rec.of(agent.CompactionEnd)
+	res, _ := ends[0].Compaction.(*CompactionResult)
+	if ends[0].Reason != ReasonOverflow || !ends[0].WillRetry || ends[0].Aborted || res == nil || res.FirstKeptEntryID == "" || res.TokensBefore == 0 {
+		t.Errorf("compaction_end %+v result %+v", ends[0], res)
+	}
+	if ae := rec.of(agent.AgentEnd); !ae[0].WillRetry || ae[1].WillRetry {
+		t.Errorf("agent_end willRetry %v %v", ae[0].WillRetry, ae[1].WillRetry)
+	}
+	// The call after compaction sends the summary and the kept tail only.
+	sent := f.request(2).Messages
+	if !strings.Contains(sent[0].TextOf(), "keep going") || len(sent) >= len(hist)+1 {
+		t.Errorf("context after compaction: %d messages, first %q", len(sent), sent[0].TextOf())
+	}
+	// The summary call saw the older part, not the kept one.
+	if sys := f.request(1).System; !strings.Contains(sys, "## Goal") {
+		t.Errorf("summary call system prompt %q", sys)
+	}
+	// Resume: the file loads as summary + kept messages + the new turn.
+	j.Close()
+	loaded, err := LoadJournal(j.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(loaded.Messages[0].TextOf(), "keep going") {
+		t.Errorf("resumed context starts with %q", loaded.Messages[0].TextOf())
+	}
+	last := loaded.Messages[len(loaded.Messages)-1]
+	if last.TextOf() != "answer after compaction" || len(loaded.Messages) != len(sent)+1 {
+		t.Errorf("resumed %d messages ending %q; want the %d sent plus the answer", len(loaded.Messages), last.TextOf(), len(sent))
+	}
+}
+
+func TestSecondOverflowFails(t *testing.T) {
+	f := &fake{steps: []step{{err: overflowErr()}, {text: "summary"}, {err: overflowErr()}, {text: "never"}}}
+	s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+	err := s.Prompt(t.Context(), "next", PromptOptions{})
+	stop()
+	if !errors.Is(err, ErrStillOverflows) || f.calls() != 3 {
+		t.Fatalf("err %v after %d calls, want ErrStillOverflows after 3", err, f.calls())
+	}
+	if !strings.Contains(err.Error(), "even after compaction") {
+		t.Errorf("message %q", err)
+	}
+	if n := len(rec.of(agent.CompactionStart)); n != 1 {
+		t.Errorf("%d compactions, want 1", n)
+	}
+}
+
+func TestSummaryCallRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{err: overflowErr()}, {err: overloaded()}, {text: "summary"}, {text: "answer"}}}
+		s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+		start := time.Now()
+		if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		stop()
+		if f.calls() != 4 || time.Since(start) != 2*time.Second {
+			t.Errorf("%d calls in %v, want 4 with one 2s backoff", f.calls(), time.Since(start))
+		}
+		if n := len(rec.of(agent.AutoRetryStart)); n != 0 {
+			t.Errorf("%d auto_retry_start for the summary call", n)
+		}
+	})
+}
+
+func TestAbortDuringCompaction(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{err: overflowErr()}, {text: "half a summ", block: true}}}
+		s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+		done := make(chan error)
+		go func() { done <- s.Prompt(context.Background(), "next", PromptOptions{}) }()
+		synctest.Wait()
+		if !s.IsCompacting() || !s.State().Compacting {
+			t.Fatalf("not compacting: %+v", s.State())
+		}
+		s.Abort()
+		err := <-done
+		stop()
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err %v", err)
+		}
+		ends := rec.of(agent.CompactionEnd)
+		if len(ends) != 1 || !ends[0].Aborted || ends[0].WillRetry {
+			t.Errorf("compaction_end %+v", ends)
+		}
+		if got := len(s.Messages()); got != 13 {
+			t.Errorf("context has %d messages after an aborted compaction, want the 12 + the prompt", got)
+		}
+	})
+}
+
+func TestThresholdCompaction(t *testing.T) {
+	f := &fake{steps: []step{{text: "big answer"}, {text: "summary of it all"}}}
+	s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small,
+		Model: llm.Model{ID: "m", ContextWindow: 12}}) // the fake reports 10 input tokens: 83% < 85%
+	s.cfg.Compaction.ThresholdPercent = 50
+	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	ends := rec.of(agent.CompactionEnd)
+	if len(ends) != 1 || ends[0].Reason != ReasonThreshold || ends[0].WillRetry {
+		t.Fatalf("compaction_end %+v", ends)
+	}
+	if first := s.Messages()[0].TextOf(); !strings.Contains(first, "summary of it all") {
+		t.Errorf("context starts with %q", first)
+	}
+	types := rec.types()
+	if types[len(types)-1] != agent.AgentSettled {
+		t.Errorf("agent_settled is not last: %v", types[len(types)-3:])
+	}
+}
+
+func TestManualCompact(t *testing.T) {
+	f := &fake{steps: []step{{text: "summary"}}}
+	s, _, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+	defer stop()
+	if err := s.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.Messages()); n >= 12 {
+		t.Errorf("%d messages after compaction", n)
+	}
+	s2, _, stop2 := newSession(t, &fake{}, Config{Messages: history(1)[:1], Compaction: small})
+	defer stop2()
+	if err := s2.Compact(t.Context()); !errors.Is(err, ErrNothingToCompact) {
+		t.Errorf("err %v, want ErrNothingToCompact", err)
+	}
+}
