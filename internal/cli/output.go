@@ -80,7 +80,13 @@ func (t *textOut) event(e session.Event) {
 			fmt.Fprintf(t.err, "rally: retry %d succeeded\n", e.Attempt)
 		}
 	case agent.CompactionStart:
-		fmt.Fprintf(t.err, "rally: compacting the conversation (%s)\n", e.Reason)
+		fmt.Fprintf(t.err, "rally: compacting the conversation (%s)…\n", e.Reason)
+	case agent.CompactionEnd:
+		if res, ok := e.Compaction.(*session.CompactionResult); ok {
+			fmt.Fprintf(t.err, "rally: compacted %d tokens into a summary\n", res.TokensBefore)
+		} else if e.Aborted {
+			fmt.Fprintln(t.err, "rally: compaction aborted")
+		}
 	}
 }
 

@@ -174,6 +174,11 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		Retry:     &pol,
 		Streaming: st.Retry.Streaming,
 		Log:       logger,
+		Compaction: session.CompactionConfig{
+			ThresholdPercent: st.Compaction.ThresholdPercent,
+			KeepRecentTokens: st.Compaction.KeepRecentTokens,
+		},
+		NoAutoCompaction: !st.Compaction.Enabled,
 	}
 	if err := env.openJournal(f, home, cwd, &cfg); err != nil {
 		env.close()
@@ -214,7 +219,7 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config)
 				return &exitError{2, err}
 			}
 			j = jj
-			cfg.Messages = loaded.Messages
+			cfg.Messages, cfg.MessageIDs, cfg.Name = loaded.Messages, loaded.IDs, loaded.Name
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
