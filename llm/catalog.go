@@ -8,6 +8,9 @@ func Catalog() []Model {
 	vision := []string{"text", "image"}
 	return []Model{
 		{ID: "sim", Name: "rally sim (offline)", API: APISim, Provider: "sim", Input: text, ContextWindow: 128000, MaxTokens: 8192},
+		// sim-tiny's window is small enough that a few tool results overflow
+		// it, so compaction can be shown offline.
+		{ID: "sim-tiny", Name: "rally sim with a 1,500-token window", API: APISim, Provider: "sim", Input: text, ContextWindow: 1500, MaxTokens: 1024},
 		{ID: "gpt-4.1", Name: "GPT-4.1", API: APIOpenAICompletions, Provider: "openai", BaseURL: "https://api.openai.com/v1", Input: vision, ContextWindow: 1047576, MaxTokens: 32768, Cost: ModelCost{Input: 2, Output: 8, CacheRead: 0.5}},
 		{ID: "gpt-4.1-mini", Name: "GPT-4.1 mini", API: APIOpenAICompletions, Provider: "openai", BaseURL: "https://api.openai.com/v1", Input: vision, ContextWindow: 1047576, MaxTokens: 32768, Cost: ModelCost{Input: 0.4, Output: 1.6, CacheRead: 0.1}},
 		{ID: "gpt-5", Name: "GPT-5", API: APIOpenAIResponses, Provider: "openai", BaseURL: "https://api.openai.com/v1", Reasoning: true, Input: vision, ContextWindow: 400000, MaxTokens: 128000, Cost: ModelCost{Input: 1.25, Output: 10, CacheRead: 0.125}},

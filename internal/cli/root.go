@@ -68,6 +68,7 @@ func newRoot(s streams) *cobra.Command {
 	root.SetErr(s.err)
 	root.AddCommand(
 		newClassifyCmd(s),
+		newCompactCmd(s),
 		newSettingsCmd(s),
 		newFakeLLMCmd(s),
 	)

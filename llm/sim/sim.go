@@ -135,25 +135,122 @@ type plan struct {
 	calls []llm.Content
 }
 
-// respond decides the answer: a tool call when the last user message asks
-// for one and the tool is offered, a report on a tool result, or a few
+// respond decides the answer: a summary when asked for one, the next tool
+// call of the request, a report on the last tool result, or a few
 // sentences about the prompt.
 func respond(req *llm.Request) plan {
 	if len(req.Messages) == 0 {
 		return plan{text: "Hello! I am rally's offline sim model. Ask me anything."}
 	}
-	last := req.Messages[len(req.Messages)-1]
-	if last.Role == llm.ToolResult {
-		return plan{text: report(last)}
+	if strings.Contains(strings.ToLower(req.System), "summarise") {
+		return plan{text: summarize(req.Messages[len(req.Messages)-1].TextOf())}
 	}
-	prompt := strings.TrimSpace(last.TextOf())
-	if c, ok := toolFor(prompt, req.Tools, len(req.Messages)); ok {
-		return plan{text: "Let me do that.", calls: []llm.Content{c}}
+	goal, done := progress(req.Messages)
+	if c, ok := nextTool(goal, done, req.Tools, len(req.Messages)); ok {
+		text := "Let me do that."
+		if len(done) > 0 {
+			text = "Next step."
+		}
+		return plan{text: text, calls: []llm.Content{c}}
 	}
-	if strings.Contains(strings.ToLower(prompt), "summar") && len(req.Messages) > 1 || strings.Contains(req.System, "summar") {
-		return plan{text: summary(req.Messages)}
+	if last := req.Messages[len(req.Messages)-1]; last.Role == llm.ToolResult {
+		return plan{text: report(last, len(done))}
 	}
-	return plan{text: answer(prompt)}
+	return plan{text: answer(goal)}
+}
+
+// summaryMark starts a user message that stands for a compacted history.
+const summaryMark = "The conversation history before this point was compacted"
+
+// progress finds the request being worked on (the last user message, or
+// the goal kept in a compaction summary) and the tool calls made for it
+// (in the context, and listed under "## Done" in a summary).
+func progress(msgs []llm.Message) (goal string, done []string) {
+	start := 0
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.User {
+			start = i
+			break
+		}
+	}
+	goal = strings.TrimSpace(msgs[start].TextOf())
+	if strings.HasPrefix(goal, summaryMark) {
+		done = section(goal, "## Done")
+		if g := section(goal, "## Goal"); len(g) > 0 {
+			goal = g[0]
+		}
+	}
+	for _, m := range msgs[start:] {
+		for _, c := range m.ToolCalls() {
+			done = append(done, c.Name+": "+argOf(c))
+		}
+	}
+	return goal, done
+}
+
+// section returns the non-empty lines under a Markdown heading, without
+// list markers.
+func section(text, heading string) []string {
+	i := strings.Index(text, heading+"\n")
+	if i < 0 {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(text[i+len(heading)+1:], "\n") {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "#") || strings.HasPrefix(line, "</summary>") {
+			break
+		}
+		if line = strings.TrimPrefix(line, "- "); line != "" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+func argOf(c llm.Content) string {
+	var v map[string]any
+	json.Unmarshal(c.Arguments, &v)
+	for _, k := range []string{"command", "path"} {
+		if s, ok := v[k].(string); ok {
+			return s
+		}
+	}
+	return string(c.Arguments)
+}
+
+// summarize writes the structured summary compaction asks for, from the
+// transcript it is given ("[user]: …", "[assistant calls bash]: {…}").
+func summarize(transcript string) string {
+	goal := ""
+	var done []string
+	for _, line := range strings.Split(transcript, "\n") {
+		switch {
+		case strings.HasPrefix(line, "[user]: ") && goal == "":
+			goal = strings.TrimPrefix(line, "[user]: ")
+			if strings.HasPrefix(goal, summaryMark) {
+				// An earlier summary: carry its goal and its done list.
+				rest := transcript[strings.Index(transcript, line):]
+				if g := section(rest, "## Goal"); len(g) > 0 {
+					goal = g[0]
+				}
+				done = append(done, section(rest, "## Done")...)
+			}
+		case strings.HasPrefix(line, "[assistant calls "):
+			name, args, _ := strings.Cut(strings.TrimPrefix(line, "[assistant calls "), "]: ")
+			done = append(done, name+": "+argOf(llm.Content{Arguments: json.RawMessage(args)}))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Goal\n%s\n\n## Decisions\nNone recorded.\n\n## Files touched\nNone.\n\n## Done\n", goal)
+	for _, d := range done {
+		fmt.Fprintf(&b, "- %s\n", d)
+	}
+	if len(done) == 0 {
+		b.WriteString("Nothing yet.\n")
+	}
+	b.WriteString("\n## Open tasks\nContinue with the goal from where the Done list ends.")
+	return b.String()
 }
 
 func has(tools []llm.Tool, name string) bool {
@@ -165,8 +262,10 @@ func has(tools []llm.Tool, name string) bool {
 	return false
 }
 
-// toolFor recognises "read FILE", "show me FILE", "run CMD", "execute CMD".
-func toolFor(prompt string, tools []llm.Tool, n int) (llm.Content, bool) {
+// nextTool recognises "read FILE", "show me FILE", "run CMD", "execute
+// CMD", and chains such as "run A then B then C": it returns the first step
+// not yet in done.
+func nextTool(prompt string, done []string, tools []llm.Tool, n int) (llm.Content, bool) {
 	lower := strings.ToLower(prompt)
 	args := func(v map[string]string) json.RawMessage {
 		b, _ := json.Marshal(v)
@@ -174,7 +273,7 @@ func toolFor(prompt string, tools []llm.Tool, n int) (llm.Content, bool) {
 	}
 	id := fmt.Sprintf("call_sim_%d", n)
 	for _, verb := range []string{"read ", "show me ", "open ", "cat "} {
-		if i := strings.Index(lower, verb); i >= 0 && has(tools, "read") {
+		if i := strings.Index(lower, verb); i >= 0 && has(tools, "read") && len(done) == 0 {
 			path := firstWord(prompt[i+len(verb):])
 			if path != "" && (strings.Contains(path, ".") || strings.Contains(path, "/")) {
 				return llm.Content{Type: llm.ToolCallType, ID: id, Name: "read", Arguments: args(map[string]string{"path": path})}, true
@@ -182,12 +281,19 @@ func toolFor(prompt string, tools []llm.Tool, n int) (llm.Content, bool) {
 		}
 	}
 	for _, verb := range []string{"run ", "execute "} {
-		if i := strings.Index(lower, verb); i >= 0 && has(tools, "bash") {
-			cmd := strings.Trim(strings.TrimSpace(prompt[i+len(verb):]), "`'\"")
-			cmd = strings.TrimRight(cmd, ".!?")
+		i := strings.Index(lower, verb)
+		if i < 0 || !has(tools, "bash") {
+			continue
+		}
+		var steps []string
+		for _, part := range strings.Split(prompt[i+len(verb):], " then ") {
+			cmd := strings.TrimRight(strings.Trim(strings.TrimSpace(part), "`'\""), ".!?")
 			if cmd != "" {
-				return llm.Content{Type: llm.ToolCallType, ID: id, Name: "bash", Arguments: args(map[string]string{"command": cmd})}, true
+				steps = append(steps, cmd)
 			}
+		}
+		if len(done) < len(steps) {
+			return llm.Content{Type: llm.ToolCallType, ID: id, Name: "bash", Arguments: args(map[string]string{"command": steps[len(done)]})}, true
 		}
 	}
 	return llm.Content{}, false
@@ -201,7 +307,7 @@ func firstWord(s string) string {
 	return strings.Trim(s, "`'\".,!?")
 }
 
-func report(m llm.Message) string {
+func report(m llm.Message, steps int) string {
 	var text strings.Builder
 	for _, c := range m.Content {
 		text.WriteString(c.Text)
@@ -224,27 +330,10 @@ func report(m llm.Message) string {
 	if lines == 0 {
 		return fmt.Sprintf("The %s tool finished and printed nothing.", m.ToolName)
 	}
+	if steps > 1 {
+		return fmt.Sprintf("Done: %d steps. The last one returned %d line(s); the first reads %q.", steps, lines, first)
+	}
 	return fmt.Sprintf("The %s tool returned %d line(s). The first one reads: %q. That is what you asked for.", m.ToolName, lines, first)
-}
-
-func summary(msgs []llm.Message) string {
-	var users, tools int
-	var first string
-	for _, m := range msgs {
-		switch m.Role {
-		case llm.User:
-			users++
-			if first == "" {
-				first = m.TextOf()
-			}
-		case llm.ToolResult:
-			tools++
-		}
-	}
-	if len(first) > 80 {
-		first = first[:80] + "…"
-	}
-	return fmt.Sprintf("## Goal\n%s\n\n## Progress\n%d user message(s) and %d tool result(s) so far.\n\n## Open tasks\nContinue from the latest request.", first, users, tools)
 }
 
 // answers are the sim's sentences. One is picked by a hash of the prompt,
