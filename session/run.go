@@ -52,8 +52,9 @@ func (s *Session) run(ctx context.Context, prompt []llm.Message) (err error) {
 
 	header := 1
 	for {
-		r := &runState{s: s}
-		out, runErr := s.agentConfig().Run(runCtx, s.sendable(), agent.Options{Attempt: header, Prompt: prompt}, r.event)
+		ac := s.agentConfig()
+		r := &runState{s: s, used: Target{Provider: ac.Provider, Model: ac.Model}}
+		out, runErr := ac.Run(runCtx, s.sendable(), agent.Options{Attempt: header, Prompt: prompt}, r.event)
 		prompt = nil
 		next, err := s.decide(runCtx, r, out, runErr)
 		if next == 0 {
@@ -100,6 +101,7 @@ func (s *Session) sendable() []llm.Message {
 // retry follows.
 type runState struct {
 	s          *Session
+	used       Target // the client and model of this run's calls
 	agentEnd   *Event
 	failed     *llm.Message
 	persistErr error
@@ -258,7 +260,7 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 		maxDelay = retry.DefaultMaxDelay
 	}
 	if s.cfg.Switcher != nil && (v.Class == retry.UsageLimit || hint > maxDelay) && n <= pol.MaxRetries {
-		target, canSwitch = s.cfg.Switcher.Switch(ctx, callErr, hint)
+		target, canSwitch = s.cfg.Switcher.Switch(ctx, r.used, callErr, hint)
 	}
 	d := pol.Decide(retry.Attempt{Class: v.Class, N: n, Hint: hint, CanSwitch: canSwitch})
 	s.logger().Warn("retry decision", "action", d.Action.String(), "attempt", n, "maxAttempts", pol.MaxRetries,
@@ -275,6 +277,8 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 		reason := d.Reason
 		if n > pol.MaxRetries {
 			reason = "" // "retry failed after N attempts" says it
+		} else if hint > maxDelay {
+			reason = tooLong(v.Class, hint, maxDelay, s.now(), s.cfg.Switcher != nil)
 		}
 		return 0, &RunError{Class: v.Class, Retries: attempt, Reason: reason, Err: callErr}
 	}

@@ -44,10 +44,12 @@ type Target struct {
 // Switcher rotates credentials and fallback models on a usage limit (the
 // auth package implements it).
 type Switcher interface {
-	// Switch marks what the failed call used as blocked for the hinted
-	// time (0: unknown) and returns what to use instead; ok is false when
-	// nothing else is available.
-	Switch(ctx context.Context, failed error, hint time.Duration) (t Target, ok bool)
+	// Switch marks what the failed call used (from: its client and model;
+	// from.Name is empty) as blocked for the hinted time (0: unknown) and
+	// returns what to use instead; ok is false when nothing else is
+	// available. The session passes the failed call's own client because
+	// SetModel may have replaced the one the Switcher handed out.
+	Switch(ctx context.Context, from Target, failed error, hint time.Duration) (t Target, ok bool)
 }
 
 // Config sets up a session. Provider is required; every other zero value is
