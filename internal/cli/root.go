@@ -70,6 +70,7 @@ func newRoot(s streams) *cobra.Command {
 		newClassifyCmd(s),
 		newCompactCmd(s),
 		newSettingsCmd(s),
+		newAuthCmd(s),
 		newFakeLLMCmd(s),
 	)
 	return root

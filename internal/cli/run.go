@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
@@ -61,7 +63,7 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 	switch f.mode {
 	case "text", "json":
 	case "rpc":
-		return errors.New("--mode rpc is not available yet")
+		return runRPC(cmd, s, f, args)
 	default:
 		return &exitError{2, fmt.Errorf("--mode must be text, json or rpc, got %q", f.mode)}
 	}
@@ -115,6 +117,9 @@ type outputter interface {
 type runEnv struct {
 	sess    *session.Session
 	journal *session.Journal
+	// rot picks credentials and fallback models (nil for sim); a
+	// set_model can go through rot.Start to get a usable key.
+	rot     *auth.Rotation
 	closers []func()
 }
 
@@ -151,10 +156,6 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	if err != nil {
 		return nil, &exitError{2, err}
 	}
-	prov, err := providerFor(target, target.APIKey)
-	if err != nil {
-		return nil, &exitError{2, err}
-	}
 	home := settings.Home(userHome(), os.Getenv)
 	logger, closeLog := newLogger(home, s.err, f.verbose)
 	env.closers = append(env.closers, closeLog)
@@ -166,7 +167,6 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		maxTurns = f.maxTurns
 	}
 	cfg := session.Config{
-		Provider:  prov,
 		Model:     model,
 		System:    systemPrompt(cwd),
 		Tools:     tool.Builtin(cwd),
@@ -179,6 +179,11 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 			KeepRecentTokens: st.Compaction.KeepRecentTokens,
 		},
 		NoAutoCompaction: !st.Compaction.Enabled,
+	}
+	// The credential, and the rotation on usage limits (auth.go).
+	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: time.Now, log: logger, stderr: s.err}); err != nil {
+		env.close()
+		return nil, err
 	}
 	if err := env.openJournal(f, home, cwd, &cfg); err != nil {
 		env.close()

@@ -3,11 +3,9 @@ package anthropic
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"testing"
 
-	"github.com/rally-agent/rally/internal/sse"
-	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 )
 
 // textStream is a whole event stream of n text deltas, shaped like the
@@ -25,33 +23,11 @@ func textStream(n int) []byte {
 	return b.Bytes()
 }
 
-// parse runs the parser over body in memory, as Stream does over HTTP.
-func parse(body []byte) *llm.Stream {
-	m := llm.Model{ID: "claude-sonnet-4-5"}
-	p := &parser{dec: sse.NewDecoder(bytes.NewReader(body)), model: &m, provider: DefaultProvider}
-	return llm.NewStream(llm.Message{Role: llm.Assistant, Provider: DefaultProvider}, p.fill, nil)
-}
-
 // BenchmarkAnthropicDelta measures the cost of one text delta, from SSE
-// bytes to the event a caller reads, over streams of 1000 deltas.
+// bytes to the event a caller reads, over streams of 1000 and 10000
+// deltas.
 func BenchmarkAnthropicDelta(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			body := textStream(n)
-			b.SetBytes(int64(len(body) / n))
-			b.ReportAllocs()
-			b.ResetTimer()
-			for done := 0; done < b.N; done += n {
-				s := parse(body)
-				for {
-					if _, err := s.Next(); err == io.EOF {
-						break
-					}
-				}
-				if s.Message().StopReason != llm.Stop {
-					b.Fatal(s.Message().ErrorMessage)
-				}
-			}
-		})
+		b.Run(fmt.Sprint(n), func(b *testing.B) { providertest.Bench(b, textStream(n), n, parse) })
 	}
 }

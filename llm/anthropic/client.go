@@ -55,40 +55,14 @@ type Client struct {
 
 var _ llm.Provider = (*Client)(nil)
 
-func (c *Client) provider() string {
-	if c.Provider != "" {
-		return c.Provider
-	}
-	return DefaultProvider
-}
-
 // url returns the messages endpoint. Base URLs are written both ways in
 // the wild ("https://api.anthropic.com" and ".../v1"), so both work.
 func (c *Client) url(m *llm.Model) string {
-	base := c.BaseURL
-	if base == "" {
-		base = m.BaseURL
-	}
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	base = strings.TrimRight(base, "/")
+	base := strings.TrimRight(wire.FirstOf(c.BaseURL, m.BaseURL, DefaultBaseURL), "/")
 	if strings.HasSuffix(base, "/v1") {
 		return base + "/messages"
 	}
 	return base + "/v1/messages"
-}
-
-// secrets are the values redacted from error bodies: the key, and any
-// credential a caller put in Header.
-func (c *Client) secrets() []string {
-	keys := []string{c.APIKey}
-	for _, h := range []string{"Authorization", "X-Api-Key"} {
-		for _, v := range c.Header.Values(h) {
-			keys = append(keys, v, strings.TrimPrefix(v, "Bearer "))
-		}
-	}
-	return keys
 }
 
 // Stream sends req and returns the streaming response. An HTTP error comes
@@ -99,33 +73,20 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, err
 	if err != nil {
 		return nil, err
 	}
-	h := make(http.Header, len(c.Header)+2)
-	for k, v := range c.Header {
-		h[k] = v
-	}
-	if c.APIKey != "" {
-		h.Set("x-api-key", c.APIKey)
-	}
+	h := wire.KeyHeader(c.Header, "x-api-key", c.APIKey)
 	h.Set("anthropic-version", Version)
-	provider, keys := c.provider(), c.secrets()
-	cfg := wire.Config{HTTP: c.HTTP, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout}
-	resp, err := wire.Post(ctx, cfg, c.url(&req.Model), h, body, req.Attempt, func(status int, h http.Header, b []byte) error {
-		return wire.APIError(provider, status, h, b, keys...)
+	call := &wire.Call{
+		Config:   wire.Config{HTTP: c.HTTP, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout},
+		URL:      c.url(&req.Model),
+		Header:   h,
+		API:      llm.APIAnthropicMessages,
+		Provider: wire.FirstOf(c.Provider, DefaultProvider),
+		// A credential a caller put in Header is as secret as APIKey.
+		Keys:         wire.Secrets(c.APIKey, c.Header, "Authorization", "X-Api-Key"),
+		RequestError: func(err error) error { return fmt.Errorf("anthropic: request: %w", err) },
+	}
+	return call.Stream(ctx, req, body, func(dec *sse.Decoder, m *llm.Model) func(*llm.Builder) error {
+		p := &parser{dec: dec, model: m, provider: call.Provider, keys: call.Keys}
+		return p.fill
 	})
-	if err != nil {
-		if _, ok := llm.AsAPIError(err); ok {
-			return nil, err
-		}
-		return nil, fmt.Errorf("anthropic: request: %w", err)
-	}
-	msg := llm.Message{
-		Role:      llm.Assistant,
-		API:       llm.APIAnthropicMessages,
-		Provider:  provider,
-		Model:     req.Model.ID,
-		Timestamp: llm.Now(),
-	}
-	model := req.Model
-	p := &parser{dec: sse.NewDecoder(resp.Body), model: &model, provider: provider, keys: keys}
-	return llm.NewStream(msg, p.fill, resp.Close), nil
 }

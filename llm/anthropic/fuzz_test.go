@@ -1,52 +1,16 @@
 package anthropic
 
 import (
-	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 )
 
-// FuzzParse feeds arbitrary bytes to the parser as the response body. The
-// stream must end (done or error), without a panic, and its message must
-// hold together.
+// FuzzParse feeds arbitrary bytes to the parser as the response body; see
+// providertest.Fuzz for what must hold.
 func FuzzParse(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.sse"))
-	for _, name := range files {
-		if b, err := os.ReadFile(name); err == nil {
-			f.Add(b)
-		}
-	}
-	f.Add([]byte(textBody("a", "b")))
-	f.Add([]byte(blockStart(3, `{"type":"tool_use","id":"t","name":"n"}`) + jsonDelta(3, `{"x":`) + blockStop(3) + msgStop))
-	f.Add([]byte(blockStart(0, `{"type":"redacted_thinking","data":"d"}`) + signatureDelta(0, "s") + ev("error", "")))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		s := parse(body)
-		n := 0
-		var last llm.Event
-		for {
-			e, err := s.Next()
-			if err == io.EOF {
-				break
-			}
-			if n++; n > 10*len(body)+10 {
-				t.Fatalf("%d events from %d bytes", n, len(body))
-			}
-			last = e
-		}
-		m := s.Message()
-		if last.Type != llm.EventDone && last.Type != llm.EventError {
-			t.Fatalf("last event %q", last.Type)
-		}
-		if m.StopReason == "" || (m.StopReason == llm.Error) != (m.ErrorMessage != "") {
-			t.Fatalf("stop %q error %q", m.StopReason, m.ErrorMessage)
-		}
-		for _, c := range m.ToolCalls() {
-			if len(c.Arguments) == 0 || c.Arguments[0] != '{' {
-				t.Fatalf("tool call arguments %q", c.Arguments)
-			}
-		}
-	})
+	providertest.Fuzz(f, parse, nil,
+		textBody("a", "b"),
+		blockStart(3, `{"type":"tool_use","id":"t","name":"n"}`)+jsonDelta(3, `{"x":`)+blockStop(3)+msgStop,
+		blockStart(0, `{"type":"redacted_thinking","data":"d"}`)+signatureDelta(0, "s")+ev("error", ""))
 }

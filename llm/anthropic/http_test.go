@@ -1,15 +1,13 @@
 package anthropic
 
 import (
-	"context"
-	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 	"github.com/rally-agent/rally/retry"
 )
 
@@ -39,7 +37,7 @@ func TestHTTPErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newServer(t, tt.handler)
+			s := providertest.NewServer(t, tt.handler)
 			st, err := client(s).Stream(t.Context(), ask("hi"))
 			if st != nil || err == nil {
 				t.Fatalf("stream %v err %v", st, err)
@@ -71,7 +69,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 	}
 	for name, h := range map[string]http.HandlerFunc{"http": echo, "stream": midStream} {
 		t.Run(name, func(t *testing.T) {
-			c := client(newServer(t, h))
+			c := client(providertest.NewServer(t, h))
 			st, err := c.Stream(t.Context(), ask("hi"))
 			if err == nil {
 				_, err = llm.Collect(st)
@@ -90,15 +88,15 @@ func TestKeyNeverInErrors(t *testing.T) {
 }
 
 func TestRequestHeaders(t *testing.T) {
-	s := newServer(t, stream(textBody("ok")))
+	s := providertest.NewServer(t, stream(textBody("ok")))
 	c := client(s)
 	c.Header = http.Header{"Anthropic-Beta": {"fine-grained-tool-streaming-2025-05-14"}}
 	req := ask("hi")
 	req.Attempt = 3
-	if _, err, _ := run(t, c, req); err != nil {
+	if _, err, _ := providertest.Run(t, c, req); err != nil {
 		t.Fatal(err)
 	}
-	got := s.last()
+	got := s.Last()
 	for k, want := range map[string]string{
 		"X-Api-Key":         testKey,
 		"Anthropic-Version": "2023-06-01",
@@ -130,136 +128,9 @@ func TestURL(t *testing.T) {
 	}
 }
 
-func TestResetBeforeHeaders(t *testing.T) {
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		conn.(*net.TCPConn).SetLinger(0) // RST, not FIN
-		conn.Close()
-	})
-	st, err := client(s).Stream(t.Context(), ask("hi"))
-	if st != nil || err == nil {
-		t.Fatalf("stream %v err %v", st, err)
-	}
-	if !strings.HasPrefix(err.Error(), "anthropic: request: ") {
-		t.Errorf("error %q", err)
-	}
-	if v := llm.Classify(err); v.Class != retry.Transient {
-		t.Errorf("classified %v (%s): %v", v.Class, v.Reason, err)
-	}
-}
-
-func TestFirstByteTimeout(t *testing.T) {
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
-	c := client(s)
-	c.Timeout = 50 * time.Millisecond
-	start := time.Now()
-	_, err := c.Stream(t.Context(), ask("hi"))
-	if err == nil || time.Since(start) > 2*time.Second {
-		t.Fatalf("err %v after %v", err, time.Since(start))
-	}
-	if v := llm.Classify(err); v.Class != retry.Transient {
-		t.Errorf("classified %v: %v", v.Class, err)
-	}
-}
-
-func TestDrop(t *testing.T) {
-	head := msgStart(5, 0, 0, 1) + blockStart(0, `{"type":"text","text":""}`) + textDelta(0, "one") + textDelta(0, " two")
-	tests := []struct {
-		name    string
-		handler http.HandlerFunc
-	}{
-		// The server ends the response cleanly after K events: no
-		// message_stop, so the stream is truncated.
-		{"clean end", stream(head)},
-		// The server drops the connection mid-body.
-		{"abort", func(w http.ResponseWriter, r *http.Request) {
-			stream(head)(w, r)
-			panic(http.ErrAbortHandler)
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err, _ := run(t, client(newServer(t, tt.handler)), ask("hi"))
-			if m.StopReason != llm.Error || err == nil {
-				t.Fatalf("stop %q err %v", m.StopReason, err)
-			}
-			if m.TextOf() != "one two" {
-				t.Errorf("partial text %q", m.TextOf())
-			}
-			if v := llm.Classify(err); v.Class != retry.Transient {
-				t.Errorf("classified %v (%s): %v", v.Class, v.Reason, err)
-			}
-		})
-	}
-}
-
-func TestStall(t *testing.T) {
-	handlerDone := make(chan struct{})
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		defer close(handlerDone)
-		stream(msgStart(5, 0, 0, 1)+blockStart(0, `{"type":"text","text":""}`)+textDelta(0, "one"))(w, r)
-		<-r.Context().Done() // stall until the client goes away
-	})
-	c := client(s)
-	c.IdleTimeout = 50 * time.Millisecond
-	start := time.Now()
-	m, err, _ := run(t, c, ask("hi"))
-	if !errors.Is(err, llm.ErrIdleTimeout) || m.StopReason != llm.Error {
-		t.Fatalf("stop %q err %v", m.StopReason, err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("idle timeout took %v", d)
-	}
-	if v := llm.Classify(err); v.Class != retry.Transient {
-		t.Errorf("classified %v: %v", v.Class, err)
-	}
-	if !strings.HasPrefix(err.Error(), "anthropic: read stream: ") {
-		t.Errorf("error %q", err)
-	}
-	select {
-	case <-handlerDone:
-	case <-time.After(2 * time.Second):
-		t.Error("the stalled handler did not see the client go away")
-	}
-}
-
-func TestCancel(t *testing.T) {
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		stream(msgStart(5, 0, 0, 1)+blockStart(0, `{"type":"text","text":""}`)+textDelta(0, "one"))(w, r)
-		<-r.Context().Done()
-	})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	st, err := client(s).Stream(ctx, ask("hi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var at time.Time
-	for {
-		e, err := st.Next()
-		if err != nil {
-			t.Fatalf("stream ended without an error event: %v", err)
-		}
-		if e.Type == llm.EventTextDelta {
-			at = time.Now()
-			cancel()
-		}
-		if e.Type == llm.EventError {
-			if e.Reason != llm.Aborted || !errors.Is(e.Err, context.Canceled) {
-				t.Errorf("reason %q err %v", e.Reason, e.Err)
-			}
-			break
-		}
-	}
-	if d := time.Since(at); d > 200*time.Millisecond {
-		t.Errorf("abort took %v", d)
-	}
-	if m := st.Message(); m.StopReason != llm.Aborted || m.TextOf() != "one" {
-		t.Errorf("stop %q text %q", m.StopReason, m.TextOf())
-	}
-}
+// The transport faults every client meets alike.
+func TestResetBeforeHeaders(t *testing.T) { tested.ResetBeforeHeaders(t) }
+func TestFirstByteTimeout(t *testing.T)   { tested.FirstByteTimeout(t) }
+func TestDrop(t *testing.T)               { tested.Drop(t) }
+func TestStall(t *testing.T)              { tested.Stall(t) }
+func TestCancel(t *testing.T)             { tested.Cancel(t) }

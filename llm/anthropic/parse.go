@@ -71,7 +71,7 @@ type parser struct {
 	keys     []string
 
 	ev      event
-	json    jsonDecoder
+	json    wire.JSONDecoder
 	kinds   []kind
 	usage   llm.Usage
 	stop    string
@@ -95,7 +95,7 @@ func (p *parser) fill(b *llm.Builder) error {
 		return nil
 	}
 	p.ev = event{}
-	if err := p.json.decode(ev.Data, &p.ev); err != nil {
+	if err := p.json.Decode(ev.Data, &p.ev); err != nil {
 		return p.malformed(ev.Name, err)
 	}
 	if p.ev.Type == "error" {
@@ -108,8 +108,7 @@ func (p *parser) fill(b *llm.Builder) error {
 // fail ends the message with the error event data reports, such as
 // {"type":"error","error":{"type":"overloaded_error",…}} after a 200.
 func (p *parser) fail(b *llm.Builder, data []byte) {
-	e := wire.APIError(p.provider, 0, nil, data, p.keys...)
-	e.MidStream = true
+	e := wire.StreamError(p.provider, data, p.keys...)
 	if e.Message == "" {
 		e.Message = "error event without details"
 	}

@@ -3,10 +3,10 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 // The request body of POST /v1/messages, only the fields rally sends.
@@ -69,10 +69,6 @@ type tool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
-// budgets are the thinking budgets of the reasoning levels. The API's
-// minimum is 1024.
-var budgets = map[string]int{"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
-
 // minOutput is what is left for the visible answer when a thinking budget
 // has to be cut to fit max_tokens.
 const minOutput = 1024
@@ -90,7 +86,7 @@ func newRequest(req *llm.Request) (*request, error) {
 	if r.MaxTokens <= 0 {
 		r.MaxTokens = DefaultMaxTokens
 	}
-	if budget := budgets[req.Thinking]; budget > 0 && req.Model.Reasoning {
+	if budget := wire.ThinkingBudget(req.Thinking); budget > 0 && req.Model.Reasoning {
 		// max_tokens counts thinking too: raise it by the budget so the
 		// visible answer keeps its cap, within what the model allows.
 		r.MaxTokens += budget
@@ -100,7 +96,8 @@ func newRequest(req *llm.Request) (*request, error) {
 		if r.MaxTokens <= budget {
 			budget = r.MaxTokens - minOutput
 		}
-		if budget >= budgets["minimal"] {
+		// The API's minimum budget is the minimal level's.
+		if budget >= wire.ThinkingBudget("minimal") {
 			r.Thinking = &thinkingC{Type: "enabled", BudgetTokens: budget}
 		}
 	}
@@ -144,58 +141,39 @@ func unsignedLoop(ms []message) bool {
 	return false
 }
 
-// messages converts the conversation. Tool results become user-role
-// tool_result blocks, consecutive ones in one message as the API wants for
-// parallel calls. The API refuses a conversation whose tool calls and
-// results do not pair up, so what cannot pair is mended here: answers that
-// failed or were aborted are left out (their content may be cut short), a
-// call left without a result gets one saying so, and a result without its
-// call is dropped. Empty messages are dropped too.
+// messages converts the conversation, mended by wire.Repair: the API
+// refuses a conversation whose tool calls and results do not pair up, and
+// empty messages. Tool results become user-role tool_result blocks,
+// consecutive ones in one message as the API wants for parallel calls.
+// Ids are compared as toolID makes them, since that is what the API sees.
 func messages(in []llm.Message) []message {
+	in = wire.Repair(in, sendable, toolID)
 	out := make([]message, 0, len(in))
-	var open []string // ids of the last answer's calls still without a result
-	settle := func() {
-		for _, id := range open {
-			out = addResult(out, block{Type: "tool_result", ToolUseID: id, IsError: true, Content: []block{{Type: "text", Text: noResult}}})
-		}
-		open = open[:0]
-	}
 	for i := range in {
 		m := &in[i]
 		switch m.Role {
 		case llm.User:
-			if c := userContent(m.Content); len(c) > 0 {
-				settle()
-				out = append(out, message{Role: "user", Content: c})
-			}
+			out = append(out, message{Role: "user", Content: userContent(m.Content)})
 		case llm.Assistant:
-			if m.StopReason == llm.Error || m.StopReason == llm.Aborted {
-				continue
-			}
-			if c := assistantContent(m); len(c) > 0 {
-				settle()
-				out = append(out, message{Role: "assistant", Content: c})
-				for _, b := range c {
-					if b.Type == "tool_use" {
-						open = append(open, b.ID)
-					}
-				}
-			}
+			out = append(out, message{Role: "assistant", Content: assistantContent(m)})
 		case llm.ToolResult:
-			id := toolID(m.ToolCallID)
-			if k := slices.Index(open, id); k >= 0 {
-				open = slices.Delete(open, k, k+1)
-				out = addResult(out, block{Type: "tool_result", ToolUseID: id, Content: userContent(m.Content), IsError: m.IsError})
-			}
+			out = addResult(out, block{Type: "tool_result", ToolUseID: toolID(m.ToolCallID), Content: userContent(m.Content), IsError: m.IsError})
 		}
 	}
-	settle()
 	return out
 }
 
-// noResult is the result given to a tool call that has none in the
-// conversation (the run was cut short before the tool ran).
-const noResult = "No result: the tool call was interrupted before it ran."
+// sendable reports whether a message other than a tool result converts to
+// any content: the API refuses an empty message.
+func sendable(m *llm.Message) bool {
+	switch m.Role {
+	case llm.User:
+		return len(userContent(m.Content)) > 0
+	case llm.Assistant:
+		return len(assistantContent(m)) > 0
+	}
+	return false
+}
 
 // addResult appends a tool result to the user message of results that
 // ends out, or starts one.
@@ -248,20 +226,10 @@ func assistantContent(m *llm.Message) []block {
 				out = append(out, block{Type: "thinking", Thinking: c.Thinking, Signature: c.ThinkingSignature})
 			}
 		case llm.ToolCallType:
-			out = append(out, block{Type: "tool_use", ID: toolID(c.ID), Name: c.Name, Input: object(c.Arguments)})
+			out = append(out, block{Type: "tool_use", ID: toolID(c.ID), Name: c.Name, Input: wire.Object(c.Arguments)})
 		}
 	}
 	return out
-}
-
-// object returns args when it is a JSON object, else {}: tool_use.input
-// must be an object.
-func object(args json.RawMessage) json.RawMessage {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(args, &obj) != nil || obj == nil {
-		return json.RawMessage("{}")
-	}
-	return args
 }
 
 // toolID makes a tool-call id acceptable to the API (^[a-zA-Z0-9_-]{1,64}$):

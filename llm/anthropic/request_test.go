@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 // conversation has every kind of message and block rally sends.
@@ -33,7 +35,7 @@ func conversation() []llm.Message {
 }
 
 func TestRequestBody(t *testing.T) {
-	s := newServer(t, stream(textBody("ok")))
+	s := providertest.NewServer(t, stream(textBody("ok")))
 	req := &llm.Request{
 		Model:    model(),
 		System:   "You are terse.",
@@ -44,7 +46,7 @@ func TestRequestBody(t *testing.T) {
 		},
 		MaxTokens: 1000,
 	}
-	if _, err, _ := run(t, client(s), req); err != nil {
+	if _, err, _ := providertest.Run(t, client(s), req); err != nil {
 		t.Fatal(err)
 	}
 	want := `{
@@ -80,7 +82,7 @@ func TestRequestBody(t *testing.T) {
 	if err := json.Unmarshal([]byte(want), &w); err != nil {
 		t.Fatal(err)
 	}
-	_ = json.Unmarshal(s.last().Raw, &got)
+	_ = json.Unmarshal(s.Last().Raw, &got)
 	if diff := cmp.Diff(w, got); diff != "" {
 		t.Errorf("request body (-want +got):\n%s", diff)
 	}
@@ -201,7 +203,7 @@ func TestCallsAndResultsPairUp(t *testing.T) {
 	if diff := cmp.Diff(want, gotShort, cmp.AllowUnexported(short{})); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
-	if got[2].Content[1].Content[0].Text != noResult {
+	if got[2].Content[1].Content[0].Text != wire.NoResult {
 		t.Errorf("made-up result %+v", got[2].Content[1])
 	}
 }

@@ -9,12 +9,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 	"github.com/rally-agent/rally/retry"
 )
 
 func TestText(t *testing.T) {
-	s := newServer(t, stream(textBody("Hello", " there", "!")))
-	m, err, types := run(t, client(s), ask("hi"))
+	s := providertest.NewServer(t, stream(textBody("Hello", " there", "!")))
+	m, err, types := providertest.Run(t, client(s), ask("hi"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +46,8 @@ func TestParallelToolCalls(t *testing.T) {
 		blockStart(2, `{"type":"tool_use","id":"toolu_B","name":"bash","input":{}}`) +
 		jsonDelta(2, `{"command":`) + jsonDelta(2, ` "ls -l \"x y\""}`) + blockStop(2) +
 		msgDelta("tool_use", 80) + msgStop
-	s := newServer(t, stream(body))
-	m, err, types := run(t, client(s), ask("go"))
+	s := providertest.NewServer(t, stream(body))
+	m, err, types := providertest.Run(t, client(s), ask("go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,26 +63,16 @@ func TestParallelToolCalls(t *testing.T) {
 		t.Fatalf("calls %+v", calls)
 	}
 	for i, w := range want {
-		if calls[i].ID != w.id || calls[i].Name != w.name || !sameJSON(string(calls[i].Arguments), w.args) {
+		if calls[i].ID != w.id || calls[i].Name != w.name || !providertest.SameJSON(string(calls[i].Arguments), w.args) {
 			t.Errorf("call %d = %s %s %s, want %+v", i, calls[i].ID, calls[i].Name, calls[i].Arguments, w)
 		}
 	}
-	if n := count(types, llm.EventToolCallDelta); n != 5 {
+	if n := providertest.Count(types, llm.EventToolCallDelta); n != 5 {
 		t.Errorf("%d toolcall_delta events, want 5 (one per non-empty piece)", n)
 	}
-	if n := count(types, llm.EventToolCallEnd); n != 2 {
+	if n := providertest.Count(types, llm.EventToolCallEnd); n != 2 {
 		t.Errorf("%d toolcall_end events", n)
 	}
-}
-
-func count(types []llm.EventType, t llm.EventType) int {
-	n := 0
-	for _, x := range types {
-		if x == t {
-			n++
-		}
-	}
-	return n
 }
 
 func TestThinking(t *testing.T) {
@@ -91,8 +82,8 @@ func TestThinking(t *testing.T) {
 		blockStart(1, `{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"}`) + blockStop(1) +
 		blockStart(2, `{"type":"text","text":""}`) + textDelta(2, "42") + blockStop(2) +
 		msgDelta("end_turn", 30) + msgStop
-	s := newServer(t, stream(body))
-	m, err, types := run(t, client(s), ask("?"))
+	s := providertest.NewServer(t, stream(body))
+	m, err, types := providertest.Run(t, client(s), ask("?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +95,7 @@ func TestThinking(t *testing.T) {
 	if diff := cmp.Diff(want, m.Content); diff != "" {
 		t.Errorf("content (-want +got):\n%s", diff)
 	}
-	if n := count(types, llm.EventThinkingEnd); n != 2 {
+	if n := providertest.Count(types, llm.EventThinkingEnd); n != 2 {
 		t.Errorf("%d thinking_end events", n)
 	}
 }
@@ -123,7 +114,7 @@ func TestUsageLastWins(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := msgStart(10, 2000, 300, 1) + blockStart(0, `{"type":"text","text":""}`) + textDelta(0, "ok") + blockStop(0) + tt.delta + msgStop
-			m, err, _ := run(t, client(newServer(t, stream(body))), ask("?"))
+			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,7 +147,7 @@ func TestStopReasons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
 			body := msgStart(5, 0, 0, 1) + blockStart(0, `{"type":"text","text":""}`) + textDelta(0, "x") + blockStop(0) + msgDelta(tt.reason, 3) + msgStop
-			m, err, _ := run(t, client(newServer(t, stream(body))), ask("?"))
+			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
 			if m.StopReason != tt.want {
 				t.Fatalf("stop %q, want %q (err %v)", m.StopReason, tt.want, err)
 			}
@@ -182,7 +173,7 @@ func TestStopReasons(t *testing.T) {
 func TestErrorEvent(t *testing.T) {
 	body := msgStart(18, 0, 0, 1) + blockStart(0, `{"type":"text","text":""}`) + textDelta(0, "Partial") + ping +
 		ev("error", `{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}`)
-	m, err, types := run(t, client(newServer(t, stream(body))), ask("?"))
+	m, err, types := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
 	if m.StopReason != llm.Error || types[len(types)-1] != llm.EventError {
 		t.Fatalf("stop %q events %v", m.StopReason, types)
 	}
@@ -205,7 +196,7 @@ func TestServerToolsAreNotToolCalls(t *testing.T) {
 		blockStart(2, `{"type":"text","text":""}`) + textDelta(2, "Found it.") +
 		ev("content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location","url":"https://e.x"}}}`) +
 		blockStop(2) + msgDelta("end_turn", 9) + msgStop
-	m, err, _ := run(t, client(newServer(t, stream(body))), ask("?"))
+	m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +223,7 @@ func TestMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err, _ := run(t, client(newServer(t, stream(tt.body))), ask("?"))
+			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(tt.body))), ask("?"))
 			if m.StopReason != llm.Error || err == nil {
 				t.Fatalf("stop %q err %v", m.StopReason, err)
 			}
@@ -251,7 +242,7 @@ func TestMalformed(t *testing.T) {
 
 func TestDeltaWithoutStart(t *testing.T) {
 	body := msgStart(5, 0, 0, 1) + textDelta(0, "orphan") + jsonDelta(1, `{"a":1}`) + msgDelta("end_turn", 1) + msgStop
-	m, err, _ := run(t, client(newServer(t, stream(body))), ask("?"))
+	m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,10 +255,10 @@ func TestEventsStreamAsTheyArrive(t *testing.T) {
 	// The first delta must reach the caller while the server still holds
 	// the rest of the answer back.
 	release := make(chan struct{})
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s := providertest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		stream(msgStart(5, 0, 0, 1)+blockStart(0, `{"type":"text","text":""}`)+textDelta(0, "first"))(w, r)
 		<-release
-		send(w, textDelta(0, " second")+blockStop(0)+msgDelta("end_turn", 2)+msgStop)
+		events.Send(w, textDelta(0, " second")+blockStop(0)+msgDelta("end_turn", 2)+msgStop)
 	})
 	defer close(release)
 	st, err := client(s).Stream(t.Context(), ask("?"))
@@ -297,7 +288,7 @@ func TestErrorEventShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err, _ := run(t, client(newServer(t, stream(tt.body))), ask("?"))
+			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(tt.body))), ask("?"))
 			e, ok := llm.AsAPIError(err)
 			if !ok || !e.MidStream || m.StopReason != llm.Error || !strings.Contains(err.Error(), tt.has) {
 				t.Errorf("stop %q err %#v", m.StopReason, err)

@@ -2,11 +2,10 @@ package gemini
 
 import (
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
-	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 )
 
 // textStream is n text chunks shaped like the API's own, each with its
@@ -27,19 +26,5 @@ func textStream(n int) []byte {
 // SSE bytes to the event a caller reads.
 func BenchmarkGeminiChunk(b *testing.B) {
 	const n = 1000
-	body := textStream(n)
-	b.SetBytes(int64(len(body) / n))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for done := 0; done < b.N; done += n {
-		s := parse(body)
-		for {
-			if _, err := s.Next(); err == io.EOF {
-				break
-			}
-		}
-		if s.Message().StopReason != llm.Stop {
-			b.Fatal(s.Message().ErrorMessage)
-		}
-	}
+	providertest.Bench(b, textStream(n), n, parse)
 }

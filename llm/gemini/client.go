@@ -53,43 +53,17 @@ type Client struct {
 
 var _ llm.Provider = (*Client)(nil)
 
-func (c *Client) provider() string {
-	if c.Provider != "" {
-		return c.Provider
-	}
-	return DefaultProvider
-}
-
 // url returns the streaming endpoint of the model. Model ids are accepted
 // with or without the API's "models/" prefix, and a base URL without a
 // path ("https://generativelanguage.googleapis.com") gets the API version
 // it needs.
 func (c *Client) url(m *llm.Model) string {
-	base := c.BaseURL
-	if base == "" {
-		base = m.BaseURL
-	}
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	base = strings.TrimRight(base, "/")
+	base := strings.TrimRight(wire.FirstOf(c.BaseURL, m.BaseURL, DefaultBaseURL), "/")
 	if u, err := url.Parse(base); err == nil && u.Path == "" {
 		base += "/v1beta"
 	}
 	id := strings.TrimPrefix(m.ID, "models/")
 	return base + "/models/" + url.PathEscape(id) + ":streamGenerateContent?alt=sse"
-}
-
-// secrets are the values redacted from error bodies: the key, and any
-// credential a caller put in Header.
-func (c *Client) secrets() []string {
-	keys := []string{c.APIKey}
-	for _, h := range []string{"Authorization", "X-Goog-Api-Key"} {
-		for _, v := range c.Header.Values(h) {
-			keys = append(keys, v, strings.TrimPrefix(v, "Bearer "))
-		}
-	}
-	return keys
 }
 
 // Stream sends req and returns the streaming response. An HTTP error comes
@@ -100,32 +74,18 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, err
 	if err != nil {
 		return nil, err
 	}
-	h := make(http.Header, len(c.Header)+1)
-	for k, v := range c.Header {
-		h[k] = v
+	call := &wire.Call{
+		Config:   wire.Config{HTTP: c.HTTP, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout},
+		URL:      c.url(&req.Model),
+		Header:   wire.KeyHeader(c.Header, "x-goog-api-key", c.APIKey),
+		API:      llm.APIGoogle,
+		Provider: wire.FirstOf(c.Provider, DefaultProvider),
+		// A credential a caller put in Header is as secret as APIKey.
+		Keys:         wire.Secrets(c.APIKey, c.Header, "Authorization", "X-Goog-Api-Key"),
+		RequestError: func(err error) error { return fmt.Errorf("gemini: request: %w", err) },
 	}
-	if c.APIKey != "" {
-		h.Set("x-goog-api-key", c.APIKey)
-	}
-	provider, keys := c.provider(), c.secrets()
-	cfg := wire.Config{HTTP: c.HTTP, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout}
-	resp, err := wire.Post(ctx, cfg, c.url(&req.Model), h, body, req.Attempt, func(status int, h http.Header, b []byte) error {
-		return wire.APIError(provider, status, h, b, keys...)
+	return call.Stream(ctx, req, body, func(dec *sse.Decoder, m *llm.Model) func(*llm.Builder) error {
+		p := &parser{dec: dec, model: m, provider: call.Provider, keys: call.Keys, nonce: nonce()}
+		return p.fill
 	})
-	if err != nil {
-		if _, ok := llm.AsAPIError(err); ok {
-			return nil, err
-		}
-		return nil, fmt.Errorf("gemini: request: %w", err)
-	}
-	msg := llm.Message{
-		Role:      llm.Assistant,
-		API:       llm.APIGoogle,
-		Provider:  provider,
-		Model:     req.Model.ID,
-		Timestamp: llm.Now(),
-	}
-	model := req.Model
-	p := &parser{dec: sse.NewDecoder(resp.Body), model: &model, provider: provider, keys: keys, nonce: nonce()}
-	return llm.NewStream(msg, p.fill, resp.Close), nil
 }

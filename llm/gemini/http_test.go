@@ -1,15 +1,13 @@
 package gemini
 
 import (
-	"context"
-	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 	"github.com/rally-agent/rally/retry"
 )
 
@@ -77,7 +75,7 @@ func TestHTTPErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			st, err := client(newServer(t, tt.handler)).Stream(t.Context(), ask("hi"))
+			st, err := client(providertest.NewServer(t, tt.handler)).Stream(t.Context(), ask("hi"))
 			if st != nil || err == nil {
 				t.Fatalf("stream %v err %v", st, err)
 			}
@@ -108,7 +106,7 @@ func TestKeyNeverLeaks(t *testing.T) {
 	}
 	for name, h := range map[string]http.HandlerFunc{"http": echo, "stream": midStream, "finish": finish} {
 		t.Run(name, func(t *testing.T) {
-			s := newServer(t, h)
+			s := providertest.NewServer(t, h)
 			st, err := client(s).Stream(t.Context(), ask("hi"))
 			if err == nil {
 				_, err = llm.Collect(st)
@@ -125,7 +123,7 @@ func TestKeyNeverLeaks(t *testing.T) {
 					t.Errorf("%s holds the key: %q", what, s)
 				}
 			}
-			if got := s.last(); strings.Contains(got.Path+got.Query, testKey) || strings.Contains(got.Query, "key=") {
+			if got := s.Last(); strings.Contains(got.Path+got.Query, testKey) || strings.Contains(got.Query, "key=") {
 				t.Errorf("key in the URL: %s?%s", got.Path, got.Query)
 			}
 		})
@@ -133,16 +131,16 @@ func TestKeyNeverLeaks(t *testing.T) {
 }
 
 func TestRequestLine(t *testing.T) {
-	s := newServer(t, stream(textBody("ok")))
+	s := providertest.NewServer(t, stream(textBody("ok")))
 	c := client(s)
 	c.Header = http.Header{"X-Goog-User-Project": {"proj"}}
 	req := ask("hi")
 	req.Attempt = 2
 	req.Model.ID = "models/gemini-2.5-flash"
-	if _, err, _ := run(t, c, req); err != nil {
+	if _, err, _ := providertest.Run(t, c, req); err != nil {
 		t.Fatal(err)
 	}
-	got := s.last()
+	got := s.Last()
 	if got.Path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent" || got.Query != "alt=sse" {
 		t.Errorf("request line %s?%s", got.Path, got.Query)
 	}
@@ -182,103 +180,9 @@ func TestTransportErrorHidesKey(t *testing.T) {
 	}
 }
 
-func TestResetBeforeHeaders(t *testing.T) {
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		conn, _, err := w.(http.Hijacker).Hijack()
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		conn.(*net.TCPConn).SetLinger(0)
-		conn.Close()
-	})
-	_, err := client(s).Stream(t.Context(), ask("hi"))
-	if err == nil {
-		t.Fatal("no error")
-	}
-	if v := llm.Classify(err); v.Class != retry.Transient {
-		t.Errorf("classified %v (%s): %v", v.Class, v.Reason, err)
-	}
-}
-
-func TestDrop(t *testing.T) {
-	head := chunkOf(text("one"), "", nil) + chunkOf(text(" two"), "", nil)
-	for name, h := range map[string]http.HandlerFunc{
-		"clean end": stream(head),
-		"abort": func(w http.ResponseWriter, r *http.Request) {
-			stream(head)(w, r)
-			panic(http.ErrAbortHandler)
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			m, err, _ := run(t, client(newServer(t, h)), ask("hi"))
-			if m.StopReason != llm.Error || m.TextOf() != "one two" {
-				t.Fatalf("stop %q text %q", m.StopReason, m.TextOf())
-			}
-			if v := llm.Classify(err); v.Class != retry.Transient {
-				t.Errorf("classified %v (%s): %v", v.Class, v.Reason, err)
-			}
-		})
-	}
-}
-
-func TestStall(t *testing.T) {
-	done := make(chan struct{})
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		defer close(done)
-		stream(chunkOf(text("one"), "", nil))(w, r)
-		<-r.Context().Done()
-	})
-	c := client(s)
-	c.IdleTimeout = 50 * time.Millisecond
-	start := time.Now()
-	m, err, _ := run(t, c, ask("hi"))
-	if !errors.Is(err, llm.ErrIdleTimeout) || m.StopReason != llm.Error {
-		t.Fatalf("stop %q err %v", m.StopReason, err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("idle timeout took %v", d)
-	}
-	if v := llm.Classify(err); v.Class != retry.Transient || !strings.HasPrefix(err.Error(), "gemini: read stream: ") {
-		t.Errorf("classified %v: %v", v.Class, err)
-	}
-	select {
-	case <-done:
-	case <-time.After(2 * time.Second):
-		t.Error("the stalled handler did not see the client go away")
-	}
-}
-
-func TestCancel(t *testing.T) {
-	s := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		stream(chunkOf(text("one"), "", nil))(w, r)
-		<-r.Context().Done()
-	})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	st, err := client(s).Stream(ctx, ask("hi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	var at time.Time
-	for {
-		e, err := st.Next()
-		if err != nil {
-			t.Fatalf("no error event: %v", err)
-		}
-		if e.Type == llm.EventTextDelta {
-			at = time.Now()
-			cancel()
-		}
-		if e.Type == llm.EventError {
-			if e.Reason != llm.Aborted {
-				t.Errorf("reason %q: %v", e.Reason, e.Err)
-			}
-			break
-		}
-	}
-	if d := time.Since(at); d > 200*time.Millisecond {
-		t.Errorf("abort took %v", d)
-	}
-}
+// The transport faults every client meets alike.
+func TestResetBeforeHeaders(t *testing.T) { tested.ResetBeforeHeaders(t) }
+func TestFirstByteTimeout(t *testing.T)   { tested.FirstByteTimeout(t) }
+func TestDrop(t *testing.T)               { tested.Drop(t) }
+func TestStall(t *testing.T)              { tested.Stall(t) }
+func TestCancel(t *testing.T)             { tested.Cancel(t) }

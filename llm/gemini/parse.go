@@ -72,7 +72,7 @@ type parser struct {
 	keys     []string
 	nonce    string // makes up call ids unique across answers
 
-	json  jsonDecoder
+	json  wire.JSONDecoder
 	ch    chunk
 	open  string // key of the open text or thinking block
 	calls int
@@ -93,13 +93,11 @@ func (p *parser) fill(b *llm.Builder) error {
 		return nil
 	}
 	p.ch = chunk{}
-	if err := p.json.decode(ev.Data, &p.ch); err != nil {
+	if err := p.json.Decode(ev.Data, &p.ch); err != nil {
 		return p.malformed(err)
 	}
 	if len(p.ch.Error) > 0 && string(p.ch.Error) != "null" {
-		e := wire.APIError(p.provider, 0, nil, ev.Data, p.keys...)
-		e.MidStream = true
-		b.Fail(e)
+		b.Fail(wire.StreamError(p.provider, ev.Data, p.keys...))
 		return nil
 	}
 	if len(p.ch.Candidates) > 0 {

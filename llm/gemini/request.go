@@ -3,10 +3,10 @@ package gemini
 import (
 	"encoding/json"
 	"errors"
-	"slices"
 	"strings"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 // The request body of streamGenerateContent, only the fields rally sends.
@@ -72,9 +72,6 @@ type thinkingConfig struct {
 	ThinkingBudget  int  `json:"thinkingBudget"`
 }
 
-// budgets are the thinking budgets of the reasoning levels.
-var budgets = map[string]int{"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
-
 // skipSignature is the value Google documents for a function call that has
 // no thought signature (made by another model): Gemini 3 refuses such a
 // call in the history without one.
@@ -109,7 +106,7 @@ func newRequest(req *llm.Request) (*request, error) {
 	}
 	// "off" sends nothing: Gemini 2.5 Pro cannot turn thinking off, and a
 	// zero budget would be refused; the model's default applies.
-	if b := budgets[req.Thinking]; b > 0 && req.Model.Reasoning {
+	if b := wire.ThinkingBudget(req.Thinking); b > 0 && req.Model.Reasoning {
 		g.ThinkingConfig = &thinkingConfig{IncludeThoughts: true, ThinkingBudget: b}
 	}
 	if g.MaxOutputTokens > 0 || g.ThinkingConfig != nil {
@@ -118,56 +115,36 @@ func newRequest(req *llm.Request) (*request, error) {
 	return r, nil
 }
 
-// contents converts the conversation. Tool results become functionResponse
-// parts of a user turn, consecutive ones together, as Gemini wants the
-// answers to parallel calls in one turn. Gemini refuses a turn whose
-// responses do not match its calls in number, so what cannot pair is
-// mended here: answers that failed or were aborted are left out (their
-// content may be cut short), a call left without a result gets one saying
-// so, and a result without its call is dropped. Empty turns are dropped.
+// contents converts the conversation, mended by wire.Repair: Gemini
+// refuses a turn whose responses do not match its calls in number, and
+// empty turns. Tool results become functionResponse parts of a user turn,
+// consecutive ones together, as Gemini wants the answers to parallel calls
+// in one turn.
 func contents(in []llm.Message, gemini3 bool) []content {
+	in = wire.Repair(in, func(m *llm.Message) bool {
+		switch m.Role {
+		case llm.User:
+			return len(userParts(m.Content)) > 0
+		case llm.Assistant:
+			return len(modelParts(m, gemini3, nil)) > 0
+		}
+		return false
+	}, nil)
 	out := make([]content, 0, len(in))
 	ids := map[string]bool{} // call ids Gemini issued, to send back
-	var open []llm.Content   // the last answer's calls still without a result
-	settle := func() {
-		for _, c := range open {
-			out = addResponses(out, resultParts(&llm.Message{ToolCallID: c.ID, ToolName: c.Name, IsError: true,
-				Content: []llm.Content{llm.Text(noResult)}}, ids))
-		}
-		open = open[:0]
-	}
 	for i := range in {
 		m := &in[i]
 		switch m.Role {
 		case llm.User:
-			if ps := userParts(m.Content); len(ps) > 0 {
-				settle()
-				out = append(out, content{Role: "user", Parts: ps})
-			}
+			out = append(out, content{Role: "user", Parts: userParts(m.Content)})
 		case llm.Assistant:
-			if m.StopReason == llm.Error || m.StopReason == llm.Aborted {
-				continue
-			}
-			if ps := modelParts(m, gemini3, ids); len(ps) > 0 {
-				settle()
-				out = append(out, content{Role: "model", Parts: ps})
-				open = append(open, m.ToolCalls()...)
-			}
+			out = append(out, content{Role: "model", Parts: modelParts(m, gemini3, ids)})
 		case llm.ToolResult:
-			k := slices.IndexFunc(open, func(c llm.Content) bool { return c.ID == m.ToolCallID })
-			if k >= 0 {
-				open = slices.Delete(open, k, k+1)
-				out = addResponses(out, resultParts(m, ids))
-			}
+			out = addResponses(out, resultParts(m, ids))
 		}
 	}
-	settle()
 	return out
 }
-
-// noResult is the result given to a tool call that has none in the
-// conversation (the run was cut short before the tool ran).
-const noResult = "No result: the tool call was interrupted before it ran."
 
 // addResponses appends function responses to the user turn of responses
 // that ends out, or starts one.
@@ -195,7 +172,8 @@ func userParts(cs []llm.Content) []part {
 }
 
 // modelParts converts an earlier answer. Thought signatures go back only
-// to Gemini, which made them; thinking without one is dropped.
+// to Gemini, which made them; thinking without one is dropped. The call ids
+// sent back are added to ids, if it is not nil.
 func modelParts(m *llm.Message, gemini3 bool, ids map[string]bool) []part {
 	own := m.API == llm.APIGoogle
 	var out []part
@@ -210,12 +188,14 @@ func modelParts(m *llm.Message, gemini3 bool, ids map[string]bool) []part {
 				out = append(out, part{Text: c.Thinking, Thought: true, ThoughtSignature: c.ThinkingSignature})
 			}
 		case llm.ToolCallType:
-			p := part{FunctionCall: &functionCall{Name: c.Name, Args: object(c.Arguments)}}
+			p := part{FunctionCall: &functionCall{Name: c.Name, Args: wire.Object(c.Arguments)}}
 			if own {
 				p.ThoughtSignature = c.ThoughtSignature
 				if c.ID != "" && !strings.HasPrefix(c.ID, syntheticPrefix) {
 					p.FunctionCall.ID = c.ID
-					ids[c.ID] = true
+					if ids != nil {
+						ids[c.ID] = true
+					}
 				}
 			}
 			if p.ThoughtSignature == "" && gemini3 {
@@ -250,14 +230,4 @@ func resultParts(m *llm.Message, ids map[string]bool) []part {
 		fr.ID = m.ToolCallID
 	}
 	return append([]part{{FunctionResponse: fr}}, images...)
-}
-
-// object returns args when it is a JSON object, else {}: functionCall.args
-// must be an object.
-func object(args json.RawMessage) json.RawMessage {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(args, &obj) != nil || obj == nil {
-		return json.RawMessage("{}")
-	}
-	return args
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 func TestRequestBody(t *testing.T) {
@@ -29,7 +31,7 @@ func TestRequestBody(t *testing.T) {
 		{Role: llm.ToolResult, ToolCallID: "toolu_1", ToolName: "read", Content: []llm.Content{llm.Text("b!")}},
 		{Role: llm.User, Content: []llm.Content{llm.Text("thanks")}},
 	}
-	s := newServer(t, stream(textBody("ok")))
+	s := providertest.NewServer(t, stream(textBody("ok")))
 	req := &llm.Request{
 		Model:    model(),
 		System:   "Be brief.",
@@ -41,7 +43,7 @@ func TestRequestBody(t *testing.T) {
 		MaxTokens: 2000,
 		Thinking:  "low",
 	}
-	if _, err, _ := run(t, client(s), req); err != nil {
+	if _, err, _ := providertest.Run(t, client(s), req); err != nil {
 		t.Fatal(err)
 	}
 	want := `{
@@ -73,7 +75,7 @@ func TestRequestBody(t *testing.T) {
 	if err := json.Unmarshal([]byte(want), &w); err != nil {
 		t.Fatal(err)
 	}
-	_ = json.Unmarshal(s.last().Raw, &got)
+	_ = json.Unmarshal(s.Last().Raw, &got)
 	if diff := cmp.Diff(w, got); diff != "" {
 		t.Errorf("request body (-want +got):\n%s", diff)
 	}
@@ -160,10 +162,10 @@ func TestCallsAndResultsPairUp(t *testing.T) {
 	want := []string{
 		"user: text",
 		"model: call, call",
-		"user: map[output:ok a], map[error:" + noResult + "]",
+		"user: map[output:ok a], map[error:" + wire.NoResult + "]",
 		"user: text",
 		"model: call",
-		"user: map[error:" + noResult + "]",
+		"user: map[error:" + wire.NoResult + "]",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("contents (-want +got):\n%s", diff)

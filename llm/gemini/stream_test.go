@@ -7,12 +7,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 	"github.com/rally-agent/rally/retry"
 )
 
 func TestText(t *testing.T) {
-	s := newServer(t, stream(textBody("Hello", " there", "!")))
-	m, err, types := run(t, client(s), ask("hi"))
+	s := providertest.NewServer(t, stream(textBody("Hello", " there", "!")))
+	m, err, types := providertest.Run(t, client(s), ask("hi"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestToolCalls(t *testing.T) {
 	body := chunkOf(text("Checking."), "", []int{50, 2, 0, 0}) +
 		chunkOf(call("read", `{"path":"a.txt"}`, "", "sigA")+","+call("bash", `{"command":"ls -l"}`, "", ""), "", []int{50, 20, 0, 0}) +
 		chunkOf(call("noargs", `null`, "", ""), "STOP", []int{50, 25, 0, 0})
-	m, err, types := run(t, client(newServer(t, stream(body))), ask("go"))
+	m, err, types := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestToolCalls(t *testing.T) {
 	ids := map[string]bool{}
 	for i, w := range want {
 		c := calls[i]
-		if c.Name != w.name || !sameJSON(string(c.Arguments), w.args) || c.ThoughtSignature != w.sig {
+		if c.Name != w.name || !providertest.SameJSON(string(c.Arguments), w.args) || c.ThoughtSignature != w.sig {
 			t.Errorf("call %d = %+v, want %+v", i, c, w)
 		}
 		if !strings.HasPrefix(c.ID, syntheticPrefix) || ids[c.ID] {
@@ -74,7 +75,7 @@ func TestGemini3CallIDs(t *testing.T) {
 	body := chunkOf(call("add", `{"a":2,"b":3}`, "8hd01vsf", "sig1"), "", nil) +
 		chunkOf(call("multiply", `{"b":3,"a":2}`, "k0srpqrc", ""), "", nil) +
 		chunkOf(text(""), "STOP", []int{157, 32, 438, 0})
-	m, err, _ := run(t, client(newServer(t, stream(body))), ask("go"))
+	m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("go"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestThinking(t *testing.T) {
 		chunkOf(`{"text":"then.","thought":true,"thoughtSignature":"tsig"}`, "", nil) +
 		chunkOf(text("Answer"), "", nil) +
 		chunkOf(text(" here."), "STOP", []int{10, 5, 40, 0})
-	m, err, types := run(t, client(newServer(t, stream(body))), ask("?"))
+	m, err, types := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func TestUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err, _ := run(t, client(newServer(t, stream(tt.body))), ask("?"))
+			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(tt.body))), ask("?"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -179,7 +180,7 @@ func TestFinishReasons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
 			body := chunkOf(text("partial"), "", nil) + data(`{"candidates":[{"content":{"parts":[]},"finishReason":"`+tt.reason+`","finishMessage":"details here"}]}`)
-			m, err, _ := run(t, client(newServer(t, stream(body))), ask("?"))
+			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
 			if m.StopReason != tt.want {
 				t.Fatalf("stop %q, want %q (%v)", m.StopReason, tt.want, err)
 			}
@@ -206,7 +207,7 @@ func TestFinishReasons(t *testing.T) {
 func TestErrorInStream(t *testing.T) {
 	body := chunkOf(text("partial"), "", nil) +
 		data(`{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34s"}]}}`)
-	m, err, _ := run(t, client(newServer(t, stream(body))), ask("?"))
+	m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
 	if m.StopReason != llm.Error || m.TextOf() != "partial" {
 		t.Fatalf("stop %q text %q", m.StopReason, m.TextOf())
 	}
@@ -238,7 +239,7 @@ func TestMalformed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err, _ := run(t, client(newServer(t, stream(tt.body))), ask("?"))
+			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(tt.body))), ask("?"))
 			if m.StopReason != llm.Error || err == nil {
 				t.Fatalf("stop %q err %v", m.StopReason, err)
 			}

@@ -3,22 +3,22 @@ package openai
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"testing"
-	"time"
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
-// parseChat and parseResp run a parser over r with no HTTP in between.
-func parseChat(r io.Reader) *llm.Stream {
-	p := &chatParser{conn: &conn{provider: "openai"}, model: &llm.Model{}, dec: sse.NewDecoder(r)}
+// parseChat and parseResp run a parser over body with no HTTP in between.
+func parseChat(body []byte) *llm.Stream {
+	p := &chatParser{conn: &conn{wire.Call{Provider: "openai"}}, model: &llm.Model{}, dec: sse.NewDecoder(bytes.NewReader(body))}
 	return llm.NewStream(llm.Message{Role: llm.Assistant}, p.fill, nil)
 }
 
-func parseResp(r io.Reader) *llm.Stream {
-	p := &respParser{conn: &conn{provider: "openai"}, model: &llm.Model{}, dec: sse.NewDecoder(r)}
+func parseResp(body []byte) *llm.Stream {
+	p := &respParser{conn: &conn{wire.Call{Provider: "openai"}}, model: &llm.Model{}, dec: sse.NewDecoder(bytes.NewReader(body))}
 	return llm.NewStream(llm.Message{Role: llm.Assistant}, p.fill, nil)
 }
 
@@ -47,29 +47,10 @@ func respBench(n int) []byte {
 	return b.Bytes()
 }
 
-func benchStream(b *testing.B, body []byte, parse func(io.Reader) *llm.Stream) {
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	start := time.Now()
-	for b.Loop() {
-		s := parse(bytes.NewReader(body))
-		n := 0
-		for {
-			e, err := s.Next()
-			if err != nil {
-				break
-			}
-			if e.Type == llm.EventTextDelta {
-				n++
-			}
-		}
-		if n != deltas || s.Message().StopReason != llm.Stop {
-			b.Fatalf("%d deltas, stop %q", n, s.Message().StopReason)
-		}
-	}
-	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*deltas), "ns/delta")
+func BenchmarkCompletionsDelta(b *testing.B) {
+	providertest.Bench(b, chatBench(deltas), deltas, parseChat)
 }
 
-func BenchmarkCompletionsDelta(b *testing.B) { benchStream(b, chatBench(deltas), parseChat) }
-
-func BenchmarkResponsesDelta(b *testing.B) { benchStream(b, respBench(deltas), parseResp) }
+func BenchmarkResponsesDelta(b *testing.B) {
+	providertest.Bench(b, respBench(deltas), deltas, parseResp)
+}

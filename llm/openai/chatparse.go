@@ -212,11 +212,11 @@ func (p *chatParser) callKey(t *toolDelta) string {
 func (p *chatParser) failure() error {
 	switch p.finish {
 	case "content_filter":
-		return &llm.APIError{Provider: p.provider, Type: "content_filter", Code: "content_filter",
+		return &llm.APIError{Provider: p.Provider, Type: "content_filter", Code: "content_filter",
 			Message: "the response was stopped by the provider's content filter", MidStream: true}
 	case "error":
 		// OpenRouter: the upstream provider failed mid-answer.
-		return &llm.APIError{Provider: p.provider, Message: "the upstream provider failed mid-stream (finish_reason: error)", MidStream: true}
+		return &llm.APIError{Provider: p.Provider, Message: "the upstream provider failed mid-stream (finish_reason: error)", MidStream: true}
 	}
 	return nil
 }

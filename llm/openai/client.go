@@ -13,10 +13,11 @@
 // the stream's error event.
 //
 // Both send the whole conversation each time, repaired so the APIs accept
-// it: an assistant message that failed or was aborted is left out with its
-// tool results, and a tool call left without a result gets a stand-in error
-// result. Images in tool results, which neither API takes there, follow
-// the results as a user message.
+// it (by wire.Repair, as every client does): an assistant message that
+// failed or was aborted is left out with its tool results, a tool call left
+// without a result gets a stand-in error result, and a result without its
+// call is left out. Images in tool results, which neither API takes there,
+// follow the results as a user message.
 //
 // Errors are prefixed with the client's provider name ("openai: …" by
 // default). HTTP errors and in-stream error events are *llm.APIError with
@@ -25,14 +26,12 @@
 package openai
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/internal/wire"
 )
@@ -41,14 +40,10 @@ import (
 // model names one.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// conn is what a request needs from a client's settings, resolved against
-// the model.
+// conn is one request's wire.Call, with the methods the parsers use to
+// word their errors.
 type conn struct {
-	url      string // endpoint
-	provider string
-	header   http.Header
-	keys     []string // secrets to redact from anything the server sends back
-	cfg      wire.Config
+	wire.Call
 }
 
 // settings are the fields Completions and Responses share.
@@ -61,63 +56,48 @@ type settings struct {
 
 // resolve fills the zero values: the base URL and provider name fall back
 // to the model's, then to OpenAI's.
-func (s settings) resolve(m *llm.Model, path string) conn {
-	base := firstOf(s.BaseURL, m.BaseURL, DefaultBaseURL)
-	c := conn{
-		url:      strings.TrimRight(base, "/") + path,
-		provider: firstOf(s.Provider, m.Provider, "openai"),
-		header:   make(http.Header, len(s.Header)+1),
-		cfg:      wire.Config{HTTP: s.HTTP, Timeout: s.Timeout, IdleTimeout: s.IdleTimeout},
-	}
+func (s settings) resolve(m *llm.Model, api, path string) *conn {
+	base := wire.FirstOf(s.BaseURL, m.BaseURL, DefaultBaseURL)
+	c := &conn{wire.Call{
+		Config:   wire.Config{HTTP: s.HTTP, Timeout: s.Timeout, IdleTimeout: s.IdleTimeout},
+		URL:      strings.TrimRight(base, "/") + path,
+		Header:   make(http.Header, len(s.Header)+1),
+		API:      api,
+		Provider: wire.FirstOf(s.Provider, m.Provider, "openai"),
+	}}
 	for k, v := range s.Header {
-		c.header[k] = append([]string(nil), v...)
+		c.Header[k] = append([]string(nil), v...)
 		// A key given as a header (Azure's api-key, a proxy's token) is as
 		// secret as APIKey.
 		switch strings.ToLower(k) {
 		case "authorization", "api-key", "x-api-key":
 			for _, x := range v {
-				c.keys = append(c.keys, strings.TrimSpace(strings.TrimPrefix(x, "Bearer ")))
+				c.Keys = append(c.Keys, strings.TrimSpace(strings.TrimPrefix(x, "Bearer ")))
 			}
 		}
 	}
 	if s.APIKey != "" {
-		c.keys = append(c.keys, s.APIKey)
-		if c.header.Get("Authorization") == "" {
-			c.header.Set("Authorization", "Bearer "+s.APIKey)
+		c.Keys = append(c.Keys, s.APIKey)
+		if c.Header.Get("Authorization") == "" {
+			c.Header.Set("Authorization", "Bearer "+s.APIKey)
 		}
+	}
+	// Beyond the body, the keys are redacted from the response headers (a
+	// proxy may echo them) and from the URL a transport error quotes.
+	c.APIError = func(status int, h http.Header, b []byte) error {
+		return wire.APIError(c.Provider, status, c.redactHeader(h), b, c.Keys...)
+	}
+	c.RequestError = func(err error) error {
+		return fmt.Errorf("%s: send request: %w", c.Provider, c.scrub(err))
 	}
 	return c
-}
-
-func firstOf(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
-}
-
-// post sends the request and returns the event decoder over its body and
-// the function that releases it.
-func (c *conn) post(ctx context.Context, body any, attempt int) (*sse.Decoder, func() error, error) {
-	resp, err := wire.Post(ctx, c.cfg, c.url, c.header, body, attempt, func(status int, h http.Header, b []byte) error {
-		return wire.APIError(c.provider, status, c.redactHeader(h), b, c.keys...)
-	})
-	if err != nil {
-		if _, ok := llm.AsAPIError(err); ok {
-			return nil, nil, err
-		}
-		return nil, nil, fmt.Errorf("%s: send request: %w", c.provider, c.scrub(err))
-	}
-	return sse.NewDecoder(resp.Body), resp.Close, nil
 }
 
 // scrub keeps secrets out of a transport error: a *url.Error quotes the
 // request URL, which may carry a key in its query for some proxies.
 func (c *conn) scrub(err error) error {
 	if ue, ok := err.(*url.Error); ok {
-		if red := wire.Redact(ue.URL, c.keys...); red != ue.URL {
+		if red := wire.Redact(ue.URL, c.Keys...); red != ue.URL {
 			return &url.Error{Op: ue.Op, URL: red, Err: ue.Err}
 		}
 	}
@@ -128,7 +108,7 @@ func (c *conn) scrub(err error) error {
 func (c *conn) redactHeader(h http.Header) http.Header {
 	for _, v := range h {
 		for _, x := range v {
-			if wire.Redact(x, c.keys...) != x {
+			if wire.Redact(x, c.Keys...) != x {
 				return c.redactAll(h)
 			}
 		}
@@ -140,7 +120,7 @@ func (c *conn) redactAll(h http.Header) http.Header {
 	out := make(http.Header, len(h))
 	for k, v := range h {
 		for _, x := range v {
-			out[k] = append(out[k], wire.Redact(x, c.keys...))
+			out[k] = append(out[k], wire.Redact(x, c.Keys...))
 		}
 	}
 	return out
@@ -148,14 +128,12 @@ func (c *conn) redactAll(h http.Header) http.Header {
 
 // streamError is the error for an error event inside a 200 stream.
 func (c *conn) streamError(data []byte) *llm.APIError {
-	e := wire.APIError(c.provider, 0, nil, data, c.keys...)
-	e.MidStream = true
-	return e
+	return wire.StreamError(c.Provider, data, c.Keys...)
 }
 
 // readError wraps a failed read of the stream body.
 func (c *conn) readError(err error) error {
-	return fmt.Errorf("%s: read stream: %w", c.provider, err)
+	return fmt.Errorf("%s: read stream: %w", c.Provider, err)
 }
 
 // decodeError reports a chunk that is not the JSON it should be, quoting
@@ -166,12 +144,7 @@ func (c *conn) decodeError(err error, data []byte) error {
 	if len(q) > limit {
 		q = q[:limit]
 	}
-	return fmt.Errorf("%s: decode chunk: %w: %q", c.provider, err, wire.Redact(string(q), c.keys...))
-}
-
-// message is the assistant message a stream starts from.
-func message(api, provider string, m *llm.Model) llm.Message {
-	return llm.Message{Role: llm.Assistant, API: api, Provider: provider, Model: m.ID, Timestamp: llm.Now()}
+	return fmt.Errorf("%s: decode chunk: %w: %q", c.Provider, err, wire.Redact(string(q), c.Keys...))
 }
 
 // maxTokens is the output cap to send: the request's, else the model's,

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 // Completions streams from the Chat Completions API (POST
@@ -66,14 +68,11 @@ func (c *Completions) settings() settings {
 // (stream_options.include_usage) and, for a reasoning model with
 // req.Thinking set, passes it as reasoning_effort.
 func (c *Completions) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
-	cn := c.settings().resolve(&req.Model, "/chat/completions")
-	body := c.request(req, cn.url)
-	dec, closer, err := cn.post(ctx, body, req.Attempt)
-	if err != nil {
-		return nil, err
-	}
-	p := &chatParser{conn: &cn, model: &req.Model, dec: dec}
-	return llm.NewStream(message(llm.APIOpenAICompletions, cn.provider, &req.Model), p.fill, closer), nil
+	cn := c.settings().resolve(&req.Model, llm.APIOpenAICompletions, "/chat/completions")
+	return cn.Stream(ctx, req, c.request(req, cn.URL), func(dec *sse.Decoder, m *llm.Model) func(*llm.Builder) error {
+		p := &chatParser{conn: cn, model: m, dec: dec}
+		return p.fill
+	})
 }
 
 type chatRequest struct {
@@ -153,7 +152,7 @@ func (c *Completions) request(req *llm.Request, endpoint string) *chatRequest {
 	if req.System != "" {
 		r.Messages = append(r.Messages, chatMessage{Role: "system", Content: req.System})
 	}
-	r.Messages = append(r.Messages, chatMessages(history(req.Messages))...)
+	r.Messages = append(r.Messages, chatMessages(wire.Repair(req.Messages, nil, nil))...)
 	for _, t := range req.Tools {
 		params := t.Parameters
 		if len(params) == 0 || string(params) == "null" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 func TestCompletionsParse(t *testing.T) {
@@ -269,11 +270,15 @@ func TestCompletionTokensHost(t *testing.T) {
 	}
 }
 
+// TestHistoryRepair checks that both APIs get the conversation as
+// wire.Repair mends it (tested there in full): no trace of the aborted
+// answer, and a stand-in for the call that got no result.
 func TestHistoryRepair(t *testing.T) {
 	call := func(id string) llm.Content {
 		return llm.Content{Type: llm.ToolCallType, ID: id, Name: "f", Arguments: json.RawMessage(`{}`)}
 	}
-	msgs := []llm.Message{
+	req := request(testModel)
+	req.Messages = []llm.Message{
 		{Role: llm.User, Content: []llm.Content{llm.Text("go")}},
 		{Role: llm.Assistant, StopReason: llm.Aborted, Content: []llm.Content{call("dead")}},
 		{Role: llm.ToolResult, ToolCallID: "dead", Content: []llm.Content{llm.Text("x")}},
@@ -281,17 +286,24 @@ func TestHistoryRepair(t *testing.T) {
 		{Role: llm.ToolResult, ToolCallID: "a", Content: []llm.Content{llm.Text("ok")}},
 		{Role: llm.User, Content: []llm.Content{llm.Text("next")}},
 	}
-	out := history(msgs)
-	var got []string
-	for _, m := range out {
-		got = append(got, string(m.Role)+":"+m.ToolCallID)
+	var chat []string
+	for _, m := range (&Completions{}).request(req, "").Messages {
+		chat = append(chat, m.Role+":"+m.ToolCallID)
+		if m.ToolCallID == "b" && m.Content != wire.NoResult {
+			t.Errorf("stand-in result %+v", m)
+		}
 	}
-	want := []string{"user:", "assistant:", "toolResult:a", "toolResult:b", "user:"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("history (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]string{"user:", "assistant:", "tool:a", "tool:b", "user:"}, chat); diff != "" {
+		t.Errorf("chat messages (-want +got):\n%s", diff)
 	}
-	if !out[3].IsError {
-		t.Error("stand-in result is not an error")
+	var outputs []string
+	for _, it := range respBody(req).Input {
+		if o, ok := it.(respOutput); ok {
+			outputs = append(outputs, o.CallID+":"+o.Output)
+		}
+	}
+	if diff := cmp.Diff([]string{"a:ok", "b:" + wire.NoResult}, outputs); diff != "" {
+		t.Errorf("function_call_output items (-want +got):\n%s", diff)
 	}
 }
 

@@ -13,21 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 )
-
-// seeds adds the recorded transcripts and a few hand-made streams.
-func seeds(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.sse"))
-	for _, name := range files {
-		if b, err := os.ReadFile(name); err == nil {
-			f.Add(b)
-		}
-	}
-	f.Add([]byte(chatStream(textChunk("a\n\"b\" \u00e9"), `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`, "[DONE]")))
-	f.Add([]byte(respStream(respText("x"), `{"type":"response.function_call_arguments.delta","item_id":"fc","delta":"{\"a\\ud83d\\ude00\":1}"}`, respCompleted)))
-	f.Add([]byte("data: {\"error\":{\"message\":\"x\"}}\n\n"))
-	f.Add([]byte("event: error\ndata:\n\n"))
-}
 
 // drain reads a stream to its end, failing if it does not end in a
 // bounded number of events.
@@ -49,13 +36,17 @@ func drain(t *testing.T, s *llm.Stream, limit int) {
 // FuzzParse feeds arbitrary bytes to both parsers as a response body: they
 // must end, without panic, with a stop reason.
 func FuzzParse(f *testing.F) {
-	seeds(f)
+	providertest.Seeds(f,
+		chatStream(textChunk("a\n\"b\" \u00e9"), `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`, "[DONE]"),
+		respStream(respText("x"), `{"type":"response.function_call_arguments.delta","item_id":"fc","delta":"{\"a\\ud83d\\ude00\":1}"}`, respCompleted),
+		"data: {\"error\":{\"message\":\"x\"}}\n\n",
+		"event: error\ndata:\n\n")
 	f.Fuzz(func(t *testing.T, body []byte) {
 		// Every event yields a bounded number of stream events; the body
 		// cannot hold more events than bytes.
 		limit := 16*len(body) + 16
-		drain(t, parseChat(bytes.NewReader(body)), limit)
-		drain(t, parseResp(bytes.NewReader(body)), limit)
+		drain(t, parseChat(body), limit)
+		drain(t, parseResp(body), limit)
 	})
 }
 

@@ -1,69 +1,25 @@
 package openai
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 )
 
-// referenceDir holds a shared corpus of real transcripts with expected
-// values, present on some development machines only. It is read in place
-// and never copied into the project.
-const referenceDir = "/work/shared/reference-wire"
-
-type referenceCase struct {
-	File     string `json:"file"`
-	API      string `json:"api"`
-	Expected struct {
-		Text      string `json:"text"`
-		Reasoning string `json:"reasoning"`
-		ToolCalls []struct {
-			ID   string `json:"id"`
-			Name string `json:"name"`
-			Args string `json:"arguments_json"`
-		} `json:"tool_calls"`
-		StopReason *string `json:"stop_reason"`
-		Usage      *struct {
-			Input  int `json:"input_tokens"`
-			Output int `json:"output_tokens"`
-			Total  int `json:"total_tokens"`
-			Cached int `json:"cached_input_tokens"`
-		} `json:"usage"`
-		Error *struct {
-			Type string `json:"type"`
-		} `json:"error"`
-	} `json:"expected"`
-}
-
 func TestReferenceCorpus(t *testing.T) {
-	f, err := os.Open(filepath.Join(referenceDir, "index.jsonl"))
-	if err != nil {
-		t.Skip("reference corpus not present")
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var rc referenceCase
-		if err := json.Unmarshal(sc.Bytes(), &rc); err != nil {
-			t.Fatal(err)
-		}
-		var api string
-		switch {
-		case strings.HasPrefix(rc.API, "chat.completions"):
-			api = "completions"
-		case rc.API == "responses":
+	refs := providertest.References(t, func(r *providertest.Reference) bool {
+		return strings.HasPrefix(r.API, "chat.completions") || r.API == "responses"
+	})
+	for _, rc := range refs {
+		api := "completions"
+		if rc.API == "responses" {
 			api = "responses"
-		default:
-			continue
 		}
 		t.Run(rc.File, func(t *testing.T) {
-			body, err := os.ReadFile(filepath.Join(referenceDir, rc.File))
+			body, err := os.ReadFile(rc.Path())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 // Responses streams from OpenAI's Responses API (POST {BaseURL}/responses).
@@ -48,13 +50,11 @@ func (c *Responses) settings() settings {
 // signature and sent back on the next turn so the model keeps its chain of
 // thought without server-side storage.
 func (c *Responses) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
-	cn := c.settings().resolve(&req.Model, "/responses")
-	dec, closer, err := cn.post(ctx, respBody(req), req.Attempt)
-	if err != nil {
-		return nil, err
-	}
-	p := &respParser{conn: &cn, model: &req.Model, dec: dec}
-	return llm.NewStream(message(llm.APIOpenAIResponses, cn.provider, &req.Model), p.fill, closer), nil
+	cn := c.settings().resolve(&req.Model, llm.APIOpenAIResponses, "/responses")
+	return cn.Stream(ctx, req, respBody(req), func(dec *sse.Decoder, m *llm.Model) func(*llm.Builder) error {
+		p := &respParser{conn: cn, model: m, dec: dec}
+		return p.fill
+	})
 }
 
 type respRequest struct {
@@ -113,7 +113,7 @@ func respBody(req *llm.Request) *respRequest {
 	r := &respRequest{
 		Model:           req.Model.ID,
 		Instructions:    req.System,
-		Input:           respInput(history(req.Messages), &req.Model),
+		Input:           respInput(wire.Repair(req.Messages, nil, nil), &req.Model),
 		Stream:          true,
 		MaxOutputTokens: maxTokens(req),
 	}

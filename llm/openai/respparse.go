@@ -206,7 +206,7 @@ func (p *respParser) finish(b *llm.Builder, typ string, r *respResponse, data []
 		body = append(append(append(body, `{"error":`...), r.Error...), '}')
 		return p.streamError(body)
 	case reason == "content_filter":
-		return &llm.APIError{Provider: p.provider, Type: "content_filter", Code: "content_filter",
+		return &llm.APIError{Provider: p.Provider, Type: "content_filter", Code: "content_filter",
 			Message: "the response was stopped by the provider's content filter", MidStream: true}
 	case typ == "response.incomplete" || r.Status == "incomplete":
 		// max_output_tokens, or a reason this parser does not know: the

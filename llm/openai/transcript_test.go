@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 )
 
 // want is what a correct parser assembles from a transcript.
@@ -113,7 +113,7 @@ func check(t *testing.T, msg *llm.Message, err error, w want) {
 	}
 	for i, c := range calls {
 		wc := w.calls[i]
-		if c.ID != wc.id || c.Name != wc.name || !sameJSON(c.Arguments, wc.args) {
+		if c.ID != wc.id || c.Name != wc.name || !providertest.SameJSON(string(c.Arguments), wc.args) {
 			t.Errorf("call %d: %s %s %s, want %s %s %s", i, c.ID, c.Name, c.Arguments, wc.id, wc.name, wc.args)
 		}
 	}
@@ -132,16 +132,6 @@ func check(t *testing.T, msg *llm.Message, err error, w want) {
 			t.Errorf("usage %+v, want %+v", u, *w.usage)
 		}
 	}
-}
-
-func sameJSON(a json.RawMessage, b string) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	xa, _ := json.Marshal(x)
-	ya, _ := json.Marshal(y)
-	return string(xa) == string(ya)
 }
 
 // hasCode reports an *llm.APIError whose type or code is code.

@@ -1,7 +1,10 @@
-// Package wire is the HTTP plumbing the provider clients share: a POST
-// bounded by a first-byte timeout, a body that fails when the stream goes
-// idle, error bodies read into *llm.APIError, and key redaction. There is
-// deliberately no http.Client.Timeout: it would kill long streams.
+// Package wire is what the provider clients share, so that each keeps only
+// what its API makes different: the HTTP plumbing (a POST bounded by a
+// first-byte timeout, a body that fails when the stream goes idle, error
+// bodies read into *llm.APIError, key redaction), the start of a stream
+// (Call), the decoding of its events' JSON (JSONDecoder), and the repair
+// of the conversation every request sends (Repair). There is deliberately
+// no http.Client.Timeout: it would kill long streams.
 package wire
 
 import (

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/rpc"
+	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/settings"
+	"github.com/spf13/cobra"
+)
+
+// runRPC is `rally --mode rpc`: the JSON-lines protocol on stdin and
+// stdout (package rpc). stdout carries protocol lines only; warnings and
+// logs go to stderr and the log file. EOF on stdin, SIGTERM and SIGINT
+// abort any run and exit 0.
+func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
+	if len(args) > 0 {
+		return &exitError{2, errors.New("--mode rpc takes no prompt argument: send prompt commands on stdin")}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b, err := newRPCBackend(ctx, s, *f)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	err = rpc.Serve(ctx, s.in, s.out, rpc.Config{
+		Session:    b.current().sess,
+		NewSession: b.newSession,
+		Models:     b.models,
+		Connect:    b.connect,
+		Log:        b.log,
+	})
+	if err != nil {
+		return &exitError{1, err}
+	}
+	return nil
+}
+
+// rpcBackend builds what the RPC server asks for from settings and flags:
+// fresh sessions (new_session), the model list and model clients
+// (get_available_models, set_model).
+type rpcBackend struct {
+	s      streams
+	f      runFlags
+	st     *settings.Settings
+	target settings.Target // the run's own provider, flags applied
+	home   string
+	log    *slog.Logger
+
+	mu       sync.Mutex
+	env      *runEnv
+	closeLog func()
+}
+
+func newRPCBackend(ctx context.Context, s streams, f runFlags) (*rpcBackend, error) {
+	env, err := newRunEnv(ctx, s, &f, "")
+	if err != nil {
+		return nil, err
+	}
+	// newRunEnv printed the settings warnings already.
+	st, err := loadSettings(streams{in: s.in, out: io.Discard, err: io.Discard})
+	if err != nil {
+		env.close()
+		return nil, err
+	}
+	target, err := st.Resolve(settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}, os.Getenv)
+	if err != nil {
+		env.close()
+		return nil, &exitError{2, err}
+	}
+	home := settings.Home(userHome(), os.Getenv)
+	log, closeLog := newLogger(home, s.err, f.verbose)
+	return &rpcBackend{s: s, f: f, st: st, target: target, home: home, log: log, env: env, closeLog: closeLog}, nil
+}
+
+func (b *rpcBackend) current() *runEnv {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.env
+}
+
+func (b *rpcBackend) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.env.close()
+	b.closeLog()
+}
+
+// newSession is new_session: a fresh session file (never --continue or
+// --session's), the same settings and flags. The server calls it once the
+// old session has settled, so the old one's resources go now.
+func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
+	f := b.f
+	f.cont, f.file = false, ""
+	env, err := newRunEnv(ctx, b.s, &f, "")
+	if err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	old := b.env
+	b.env = env
+	b.mu.Unlock()
+	old.close()
+	return env.sess, nil
+}
+
+// models lists the session's model first, then every model of every
+// provider that has a credential (or needs none), from the built-in
+// catalog and the settings.
+func (b *rpcBackend) models() []llm.Model {
+	out := []llm.Model{b.current().sess.Model()}
+	seen := map[string]bool{out[0].Provider + "/" + out[0].ID: true}
+	file, err := auth.Load(auth.Path(b.home))
+	if err != nil {
+		b.log.Warn("rpc: get_available_models: auth.json", "err", err)
+		file = &auth.File{}
+	}
+	names := make([]string, 0, len(b.st.Providers))
+	for name := range b.st.Providers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		p := b.st.Providers[name]
+		if name == b.target.Provider {
+			p = b.target.Config
+		}
+		if !b.usable(name, p, file) {
+			continue
+		}
+		var ids []string
+		for _, m := range llm.Catalog() {
+			if m.Provider == name {
+				ids = append(ids, m.ID)
+			}
+		}
+		for _, m := range p.Models {
+			ids = append(ids, m.ID)
+		}
+		for _, id := range ids {
+			if seen[name+"/"+id] {
+				continue
+			}
+			seen[name+"/"+id] = true
+			if m, err := modelFor(settings.Target{Provider: name, Model: id, Config: p}); err == nil {
+				out = append(out, m)
+			}
+		}
+	}
+	return out
+}
+
+// usable reports whether a provider can be called: it needs no key, or
+// one is in the environment or auth.json.
+func (b *rpcBackend) usable(name string, p settings.Provider, file *auth.File) bool {
+	if p.API == settings.APISim || p.APIKeyEnv == "" {
+		return true
+	}
+	env := []string{p.APIKeyEnv}
+	if name == b.target.Provider {
+		env = append(env, settings.KeyEnv)
+	}
+	return len(file.Pool(name, env, os.Getenv)) > 0
+}
+
+// connect opens a client for a model set_model picked. A session that
+// rotates credentials gets it from its rotation (which keeps track of the
+// key in use); a session started on sim has none, and takes the first
+// usable credential.
+func (b *rpcBackend) connect(ctx context.Context, m llm.Model) (llm.Provider, llm.Model, error) {
+	if rot := b.current().rot; rot != nil {
+		t, err := rot.Start(ctx, m.Provider, m.ID)
+		return t.Provider, t.Model, err
+	}
+	t := b.target
+	if m.Provider != t.Provider {
+		var err error
+		if t, err = b.st.Resolve(settings.Overrides{Provider: m.Provider}, os.Getenv); err != nil {
+			return nil, llm.Model{}, err
+		}
+	}
+	t.Model = m.ID
+	cfg := session.Config{Model: m}
+	a := authRun{home: b.home, st: b.st, target: t, getenv: os.Getenv, now: time.Now, log: b.log, stderr: b.s.err}
+	if _, err := useAuth(ctx, &cfg, a); err != nil {
+		return nil, llm.Model{}, err
+	}
+	return cfg.Provider, cfg.Model, nil
+}

@@ -1,0 +1,75 @@
+package wire
+
+import (
+	"slices"
+
+	"github.com/rally-agent/rally/llm"
+)
+
+// NoResult is the text of the stand-in result Repair gives a tool call
+// that has none in the conversation (the run was cut short before the tool
+// ran).
+const NoResult = "No result: the tool call was interrupted before it ran."
+
+// Repair returns msgs mended so that every provider API accepts them. All
+// of them refuse a tool call without its result and a result without its
+// call, which a conversation reaches after an abort, a failed stream or a
+// compaction that cut between a call and its result:
+//
+//   - an assistant message that failed or was aborted is left out (its
+//     content and calls may be cut short), and with it the results of its
+//     calls, which then have no call;
+//   - a tool call whose result does not come before the next turn (a user
+//     or assistant message), or before the end, gets a stand-in error
+//     result saying NoResult, so the model learns that the tool did not
+//     run;
+//   - a tool result whose call is not waiting for one is left out.
+//
+// keep, if not nil, reports whether the provider sends a message other
+// than a tool result at all (a message that converts to nothing, or of a
+// role it does not know); one it does not send is left out, and since it
+// is no turn, the calls before it still take their results after it. id,
+// if not nil, maps tool-call ids before results are matched to calls, for
+// an API that rewrites ids: two ids it maps alike are the same call.
+//
+// msgs is not modified; the messages in the result are copies.
+func Repair(msgs []llm.Message, keep func(*llm.Message) bool, id func(string) string) []llm.Message {
+	out := make([]llm.Message, 0, len(msgs))
+	var open []llm.Content // the last answer's calls still without a result
+	settle := func() {
+		for _, c := range open {
+			out = append(out, llm.Message{Role: llm.ToolResult, ToolCallID: c.ID, ToolName: c.Name, IsError: true,
+				Content: []llm.Content{llm.Text(NoResult)}})
+		}
+		open = open[:0]
+	}
+	for i := range msgs {
+		m := &msgs[i]
+		switch {
+		case m.Role == llm.ToolResult:
+			if k := slices.IndexFunc(open, func(c llm.Content) bool { return sameCall(id, c.ID, m.ToolCallID) }); k >= 0 {
+				open = slices.Delete(open, k, k+1)
+				out = append(out, *m)
+			}
+			continue
+		case m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted):
+			continue
+		case keep != nil && !keep(m):
+			continue
+		}
+		settle()
+		out = append(out, *m)
+		if m.Role == llm.Assistant {
+			open = append(open, m.ToolCalls()...)
+		}
+	}
+	settle()
+	return out
+}
+
+func sameCall(id func(string) string, call, result string) bool {
+	if id == nil {
+		return call == result
+	}
+	return id(call) == id(result)
+}

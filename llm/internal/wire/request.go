@@ -1,0 +1,22 @@
+package wire
+
+import "encoding/json"
+
+// budgets are the thinking budgets, in tokens, of rally's reasoning levels.
+var budgets = map[string]int{"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+
+// ThinkingBudget is the token budget of a reasoning level, for the APIs
+// that take a budget rather than a level (Anthropic, Gemini): 0 for "off",
+// "" and levels it does not know.
+func ThinkingBudget(level string) int { return budgets[level] }
+
+// Object returns args when it is a JSON object, else {}: the APIs take a
+// tool call's arguments only as an object, and a call that was cut short
+// or came from another provider may hold anything.
+func Object(args json.RawMessage) json.RawMessage {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil || obj == nil {
+		return json.RawMessage("{}")
+	}
+	return args
+}

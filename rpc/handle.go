@@ -1,0 +1,259 @@
+package rpc
+
+import (
+	"context"
+	"strings"
+
+	"github.com/rally-agent/rally/agent"
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session"
+)
+
+// handle runs one decoded command and returns its response, or nil when
+// the response is sent later by the command itself (prompt, compact).
+func (s *server) handle(c Command) *Response {
+	sess := s.session()
+	r := func(resp Response) *Response { return &resp }
+	switch c.Type {
+	case CmdPrompt:
+		return s.prompt(c)
+	case CmdSteer:
+		sess.Steer(userMessage(c))
+	case CmdFollowUp:
+		sess.FollowUp(userMessage(c))
+	case CmdAbort:
+		s.abort()
+	case CmdNewSession:
+		return r(s.newSession(c))
+	case CmdGetState:
+		return r(ok(c.ID, c.Type, s.state(sess)))
+	case CmdGetMessages:
+		return r(ok(c.ID, c.Type, messagesResult{Messages: nonNil(sess.Messages())}))
+	case CmdSetModel:
+		return r(s.setModel(c, sess))
+	case CmdGetAvailableModels:
+		return r(ok(c.ID, c.Type, modelsResult{Models: s.models(sess)}))
+	case CmdCompact:
+		return s.compact(c, sess)
+	case CmdSetAutoCompaction:
+		sess.SetAutoCompactionEnabled(*c.Enabled)
+	case CmdSetAutoRetry:
+		sess.SetAutoRetryEnabled(*c.Enabled)
+	case CmdAbortRetry:
+		sess.AbortRetry()
+	case CmdGetSessionStats:
+		return r(ok(c.ID, c.Type, s.stats(sess)))
+	case CmdGetLastText:
+		var res textResult
+		if t := strings.TrimSpace(sess.LastAssistantText()); t != "" {
+			res.Text = &t
+		}
+		return r(ok(c.ID, c.Type, res))
+	case CmdSetSessionName:
+		name := strings.TrimSpace(c.Name)
+		if name == "" {
+			return r(fail(c.ID, c.Type, "session name cannot be empty"))
+		}
+		if err := sess.SetName(name); err != nil {
+			return r(fail(c.ID, c.Type, err.Error()))
+		}
+	default: // DecodeCommand lets only known commands through
+		return r(fail(c.ID, c.Type, "unknown command: "+c.Type))
+	}
+	return r(ok(c.ID, c.Type, nil))
+}
+
+func userMessage(c Command) llm.Message {
+	content := append([]llm.Content{llm.Text(c.Message)}, c.Images...)
+	return llm.Message{Role: llm.User, Content: content, Timestamp: llm.Now()}
+}
+
+// prompt starts a run, or queues the message when one is going and the
+// client said how. It answers before the run's first event.
+func (s *server) prompt(c Command) *Response {
+	s.mu.Lock()
+	sess := s.sess
+	if s.compacting() {
+		s.mu.Unlock()
+		r := fail(c.ID, c.Type, "compaction is running; wait for compaction_end, or abort it")
+		return &r
+	}
+	if s.running {
+		s.mu.Unlock()
+		switch c.StreamingBehavior {
+		case Steer:
+			sess.Steer(userMessage(c))
+		case FollowUp:
+			sess.FollowUp(userMessage(c))
+		default:
+			r := fail(c.ID, c.Type, `the agent is already running a prompt: send this one with "streamingBehavior": "steer" or "followUp" to queue it, or abort first`)
+			return &r
+		}
+		r := ok(c.ID, c.Type, nil)
+		return &r
+	}
+	done, settled := make(chan struct{}), make(chan struct{})
+	s.running, s.runDone, s.settled = true, done, settled
+	s.wg.Add(1)
+	s.mu.Unlock()
+
+	s.respond(ok(c.ID, c.Type, nil))
+	go func() {
+		defer s.wg.Done()
+		err := sess.Prompt(s.ctx, c.Message, session.PromptOptions{Images: c.Images})
+		if err != nil {
+			s.log.Info("rpc: prompt ended with an error", "err", err)
+		}
+		// The run is over once its agent_settled line is out, so that a
+		// client that sees it can prompt again at once.
+		<-settled
+		s.mu.Lock()
+		s.running = false
+		close(done)
+		s.mu.Unlock()
+	}()
+	return nil
+}
+
+// settledSeen is called by the event writer after agent_settled went out.
+func (s *server) settledSeen() {
+	s.mu.Lock()
+	if s.settled != nil {
+		close(s.settled)
+		s.settled = nil
+	}
+	s.mu.Unlock()
+}
+
+// abort stops the run (and a compaction) and waits until both have ended.
+func (s *server) abort() {
+	s.mu.Lock()
+	sess, runDone, stopCompact, compactDone := s.sess, s.runDone, s.compactStop, s.compactDone
+	running := s.running
+	s.mu.Unlock()
+	sess.Abort()
+	if stopCompact != nil {
+		stopCompact()
+		<-compactDone
+	}
+	if running {
+		<-runDone
+	}
+}
+
+func (s *server) compacting() bool { return s.compactStop != nil }
+
+// newSession replaces the session with a fresh one from Config.NewSession.
+// What the client set for this process (auto-retry, auto-compaction, the
+// model) carries over.
+func (s *server) newSession(c Command) Response {
+	if s.cfg.NewSession == nil {
+		return fail(c.ID, c.Type, "new_session is not available")
+	}
+	s.abort()
+	s.mu.Lock()
+	old, provider := s.sess, s.provider
+	s.mu.Unlock()
+	sess, err := s.cfg.NewSession(s.ctx)
+	if err != nil {
+		return fail(c.ID, c.Type, err.Error())
+	}
+	sess.SetAutoRetryEnabled(old.AutoRetryEnabled())
+	sess.SetAutoCompactionEnabled(old.AutoCompactionEnabled())
+	if m := old.Model(); provider != nil && !sameModel(m, sess.Model()) {
+		sess.SetModel(provider, m)
+	}
+	s.mu.Lock()
+	unsub := s.unsub
+	s.mu.Unlock()
+	unsub()
+	s.adopt(sess)
+	return ok(c.ID, c.Type, NewSessionResult{})
+}
+
+func sameModel(a, b llm.Model) bool {
+	return a.Provider == b.Provider && a.ID == b.ID && a.API == b.API && a.BaseURL == b.BaseURL
+}
+
+func (s *server) models(sess *session.Session) []llm.Model {
+	if s.cfg.Models == nil {
+		return []llm.Model{sess.Model()}
+	}
+	return nonNil(s.cfg.Models())
+}
+
+func (s *server) setModel(c Command, sess *session.Session) Response {
+	for _, m := range s.models(sess) {
+		if m.Provider != c.Provider || m.ID != c.ModelID {
+			continue
+		}
+		if s.cfg.Connect == nil {
+			return fail(c.ID, c.Type, "set_model is not available")
+		}
+		p, m, err := s.cfg.Connect(s.ctx, m)
+		if err != nil {
+			return fail(c.ID, c.Type, err.Error())
+		}
+		sess.SetModel(p, m)
+		s.mu.Lock()
+		s.provider = p
+		s.mu.Unlock()
+		return ok(c.ID, c.Type, m)
+	}
+	return fail(c.ID, c.Type, "model not found: "+c.Provider+"/"+c.ModelID)
+}
+
+// compacter is the session's explicit compaction, when the build has it.
+type compacter interface {
+	Compact(ctx context.Context) error
+}
+
+// compact runs an explicit compaction in the background (it calls the
+// model) and answers when it is done, with compaction_end's result.
+func (s *server) compact(c Command, sess *session.Session) *Response {
+	cp, can := any(sess).(compacter)
+	if !can {
+		r := fail(c.ID, c.Type, "compaction is not available yet")
+		return &r
+	}
+	s.mu.Lock()
+	if s.running || s.compacting() {
+		s.mu.Unlock()
+		r := fail(c.ID, c.Type, "the agent is busy; abort or wait for agent_settled before compacting")
+		return &r
+	}
+	ctx, stop := context.WithCancel(s.ctx)
+	done := make(chan struct{})
+	s.compactStop, s.compactDone = stop, done
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		var result any
+		unsub := sess.Subscribe(func(e session.Event) {
+			if e.Type == agent.CompactionEnd {
+				result = e.Compaction
+			}
+		})
+		err := cp.Compact(ctx)
+		unsub() // every event of the compaction has been seen
+		stop()
+		s.mu.Lock()
+		s.compactStop, s.compactDone = nil, nil
+		close(done)
+		s.mu.Unlock()
+		if err != nil {
+			s.respond(fail(c.ID, c.Type, err.Error()))
+			return
+		}
+		s.respond(ok(c.ID, c.Type, result))
+	}()
+	return nil
+}
+
+func nonNil[T any](v []T) []T {
+	if v == nil {
+		return []T{}
+	}
+	return v
+}
