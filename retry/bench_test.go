@@ -33,3 +33,19 @@ func BenchmarkClassify(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkClassifyCorpus classifies every real error of the corpus; ns/op
+// is per error, averaged over all of them.
+func BenchmarkClassifyCorpus(b *testing.B) {
+	entries := loadCorpus(b)
+	fs := make([]Failure, len(entries))
+	for i, e := range entries {
+		fs[i] = e.failure()
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		Classify(fs[i%len(fs)])
+		i++
+	}
+}
