@@ -219,3 +219,41 @@ func BenchmarkMessageUpdateJSON(b *testing.B) {
 		})
 	}
 }
+
+// TestEncoderKnowsEveryField fails when a JSON field is added to a type the
+// hand-written encoder writes, so that the encoder is updated with it
+// (json.go) instead of silently dropping the field from every event.
+func TestEncoderKnowsEveryField(t *testing.T) {
+	known := map[string]string{
+		"Message": "role content api provider model usage stopReason errorMessage toolCallId toolName isError timestamp",
+		"Content": "type text thinking thinkingSignature data mimeType id name arguments thoughtSignature",
+		"Usage":   "input output cacheRead cacheWrite totalTokens cost",
+		"Cost":    "input output cacheRead cacheWrite total",
+		"Event":   "type contentIndex delta content toolCall reason partial",
+	}
+	for _, v := range []any{llm.Message{}, llm.Content{}, llm.Usage{}, llm.Cost{}, llm.Event{}} {
+		typ := reflect.TypeOf(v)
+		var names []string
+		for i := range typ.NumField() {
+			tag := strings.Split(typ.Field(i).Tag.Get("json"), ",")[0]
+			if tag != "-" && tag != "" {
+				names = append(names, tag)
+			}
+		}
+		if got := strings.Join(names, " "); got != known[typ.Name()] {
+			t.Errorf("llm.%s has JSON fields %q; agent/json.go writes %q: update the encoder and this list", typ.Name(), got, known[typ.Name()])
+		}
+	}
+	var fields []string
+	for f := range reflect.TypeOf(Event{}).Fields() {
+		fields = append(fields, f.Name)
+	}
+	const eventFields = "Type Message Assistant Messages ToolResults ToolCallID ToolName Args Result IsError WillRetry " +
+		"Attempt MaxAttempts DelayMs ErrorMessage ErrorClass SwitchedTo Success FinalError Reason Compaction Aborted"
+	if got := strings.Join(fields, " "); got != eventFields {
+		t.Errorf("agent.Event has fields %q; AppendJSON and UnmarshalJSON know %q: update them (json.go, jsondecode.go) and this list", got, eventFields)
+	}
+	if n := reflect.TypeOf(tool.Result{}).NumField(); n != 2 {
+		t.Errorf("tool.Result has %d fields; agent/json.go writes Content and IsError: update the encoder", n)
+	}
+}

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,7 +36,7 @@ func BenchmarkStartToState(b *testing.B) {
 	isolate(b, "")
 	for _, mode := range []struct{ name, flag string }{{"session-file", ""}, {"no-session", "--no-session"}} {
 		b.Run(mode.name, func(b *testing.B) {
-			var ds []time.Duration
+			var ds, cpu []time.Duration
 			for b.Loop() {
 				args := []string{"--mode", "rpc"}
 				if mode.flag != "" {
@@ -45,8 +48,13 @@ func BenchmarkStartToState(b *testing.B) {
 				p.response("s")
 				ds = append(ds, time.Since(t0))
 				p.stop()
+				st := p.cmd.ProcessState
+				cpu = append(cpu, st.UserTime()+st.SystemTime())
 			}
 			reportMedian(b, ds, "ms-median")
+			// The whole process's CPU time (to its exit), which other
+			// load on the machine disturbs less than the wall time.
+			reportMedian(b, cpu, "ms-cpu-median")
 		})
 	}
 }
@@ -74,29 +82,56 @@ func BenchmarkAbortRetryLatency(b *testing.B) {
 }
 
 // BenchmarkDeltas measures streamed deltas per second on rally's stdout:
-// through a real process fed by the fake LLM over HTTP, and in process on
-// the sim model with no delay (what the RPC layer itself costs). Each
-// answer is `words` words, one delta each; message_update carries the
-// whole partial message, so longer answers cost more per delta.
+// through a real process fed by the fake LLM's stream over HTTP, and in
+// process with a provider that streams as fast as it can (what the RPC
+// layer itself costs). Each answer is `words` words, one delta each;
+// message_update carries the whole partial message (twice, as in the
+// reference protocol), so longer answers cost more bytes per delta.
 func BenchmarkDeltas(b *testing.B) {
 	for _, words := range []int{100, 1000} {
 		text := strings.TrimSpace(strings.Repeat("stream ", words))
 		b.Run("process/words="+strconv.Itoa(words), func(b *testing.B) {
 			isolate(b, "")
-			srv := llmtest.NewServer(b, llmtest.Step{Text: text, Chunks: words})
-			p := startProc(b, fakeArgs(srv)...)
-			n := 0
-			b.ResetTimer()
-			for b.Loop() {
-				p.send(`{"type":"prompt","message":"go"}`)
-				p.until("agent_settled", func(m map[string]any) bool {
-					if m["type"] == agent.MessageUpdate {
-						n++
-					}
-					return m["type"] == agent.AgentSettled
-				})
+			url := bulkServer(b, llmtest.Step{Text: text, Chunks: words})
+			cmd := exec.Command(rallyBinary(b), "--mode", "rpc", "--no-session", "--api", "openai-completions", "--base-url", url, "--model", "fake-model")
+			in, _ := cmd.StdinPipe()
+			out, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
 			}
+			defer func() { in.Close(); io.Copy(io.Discard, out); cmd.Wait() }()
+			// Lines are matched in place, not copied or decoded: the
+			// reader must not be what is measured.
+			lr := newLineReader(out, maxClientLine)
+			n := 0
+			var streaming time.Duration // first delta to last, summed
+			for b.Loop() {
+				io.WriteString(in, `{"type":"prompt","message":"go"}`+"\n")
+				var first, last time.Time
+				for {
+					line, err := lr.next()
+					if err != nil {
+						b.Fatal(err)
+					}
+					if bytes.HasSuffix(line, []byte(`"type":"message_update"}`)) {
+						if n++; first.IsZero() {
+							first = time.Now()
+						}
+						last = time.Now()
+					} else if string(line) == `{"type":"agent_settled"}` {
+						break
+					}
+				}
+				streaming += last.Sub(first)
+			}
+			// deltas/s counts the whole prompt (its HTTP request, the
+			// events around the stream); deltas/s-streaming only the time
+			// from the first delta line to the last (not reported for
+			// short answers, whose deltas arrive in a write or two).
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "deltas/s")
+			if words >= 1000 {
+				b.ReportMetric(float64(n)/streaming.Seconds(), "deltas/s-streaming")
+			}
 		})
 		b.Run("in-process/words="+strconv.Itoa(words), func(b *testing.B) {
 			sess, err := session.New(session.Config{Provider: words2(words), Model: sim.Info()})
@@ -150,6 +185,23 @@ func (w *lineCounter) Write(p []byte) (int, error) {
 		p = p[i+1:]
 	}
 	return n, nil
+}
+
+// bulkServer serves the fake LLM's answer to step, recorded once and sent
+// in one write per request: the fake LLM's own cost (a write and a JSON
+// encoding per chunk) would otherwise be what the benchmark measures.
+func bulkServer(b testing.TB, step llmtest.Step) string {
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(`{"model":"fake-model","stream":true,"messages":[]}`))
+	llmtest.New(step).ServeHTTP(rec, req)
+	body := rec.Body.Bytes()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(body)
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL + "/v1"
 }
 
 // words2 is a provider that streams n one-word text deltas as fast as it

@@ -51,7 +51,8 @@ type Client struct {
 }
 
 // NewClient attaches to a server that reads commands from w and writes to
-// r. Close closes whichever of them is an io.Closer.
+// r. Close closes w (when it is an io.Closer) and, if the server does not
+// close r within five seconds, r.
 func NewClient(r io.Reader, w io.Writer) *Client {
 	c := &Client{w: w, r: r, pending: map[string]pendingCall{}, subs: map[*subscriber]struct{}{},
 		done: make(chan struct{})}

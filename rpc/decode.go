@@ -32,22 +32,22 @@ type fieldSpec struct {
 }
 
 var commands = map[string]fieldSpec{
-	CmdPrompt:             {message: true, behavior: true},
-	CmdSteer:              {message: true},
-	CmdFollowUp:           {message: true},
-	CmdAbort:              {},
-	CmdNewSession:         {extras: true},
-	CmdGetState:           {},
-	CmdGetMessages:        {},
-	CmdSetModel:           {model: true},
-	CmdGetAvailableModels: {},
-	CmdCompact:            {extras: true},
-	CmdSetAutoCompaction:  {enabled: true},
-	CmdSetAutoRetry:       {enabled: true},
-	CmdAbortRetry:         {},
-	CmdGetSessionStats:    {},
-	CmdGetLastText:        {},
-	CmdSetSessionName:     {name: true},
+	CmdPrompt:               {message: true, behavior: true},
+	CmdSteer:                {message: true},
+	CmdFollowUp:             {message: true},
+	CmdAbort:                {},
+	CmdNewSession:           {extras: true},
+	CmdGetState:             {},
+	CmdGetMessages:          {},
+	CmdSetModel:             {model: true},
+	CmdGetAvailableModels:   {},
+	CmdCompact:              {extras: true},
+	CmdSetAutoCompaction:    {enabled: true},
+	CmdSetAutoRetry:         {enabled: true},
+	CmdAbortRetry:           {},
+	CmdGetSessionStats:      {},
+	CmdGetLastAssistantText: {},
+	CmdSetSessionName:       {name: true},
 }
 
 // DecodeCommand reads one command line (without its line break). Every

@@ -43,7 +43,7 @@ func (s *server) handle(c Command) *Response {
 		sess.AbortRetry()
 	case CmdGetSessionStats:
 		return r(ok(c.ID, c.Type, s.stats(sess)))
-	case CmdGetLastText:
+	case CmdGetLastAssistantText:
 		var res textResult
 		if t := strings.TrimSpace(sess.LastAssistantText()); t != "" {
 			res.Text = &t
@@ -92,6 +92,7 @@ func (s *server) prompt(c Command) *Response {
 		r := ok(c.ID, c.Type, nil)
 		return &r
 	}
+	s.subscribeLocked()
 	done, settled := make(chan struct{}), make(chan struct{})
 	s.running, s.runDone, s.settled = true, done, settled
 	s.wg.Add(1)
@@ -104,25 +105,10 @@ func (s *server) prompt(c Command) *Response {
 		if err != nil {
 			s.log.Info("rpc: prompt ended with an error", "err", err)
 		}
-		// The run is over once its agent_settled line is out, so that a
-		// client that sees it can prompt again at once.
-		<-settled
-		s.mu.Lock()
-		s.running = false
+		<-settled // see server.event
 		close(done)
-		s.mu.Unlock()
 	}()
 	return nil
-}
-
-// settledSeen is called by the event writer after agent_settled went out.
-func (s *server) settledSeen() {
-	s.mu.Lock()
-	if s.settled != nil {
-		close(s.settled)
-		s.settled = nil
-	}
-	s.mu.Unlock()
 }
 
 // abort stops the run (and a compaction) and waits until both have ended.
@@ -166,7 +152,9 @@ func (s *server) newSession(c Command) Response {
 	s.mu.Lock()
 	unsub := s.unsub
 	s.mu.Unlock()
-	unsub()
+	if unsub != nil {
+		unsub()
+	}
 	s.adopt(sess)
 	return ok(c.ID, c.Type, NewSessionResult{})
 }
@@ -203,43 +191,39 @@ func (s *server) setModel(c Command, sess *session.Session) Response {
 	return fail(c.ID, c.Type, "model not found: "+c.Provider+"/"+c.ModelID)
 }
 
-// compacter is the session's explicit compaction, when the build has it.
-type compacter interface {
-	Compact(ctx context.Context) error
-}
-
 // compact runs an explicit compaction in the background (it calls the
-// model) and answers when it is done, with compaction_end's result.
+// model) and answers when it is done, after its compaction_end line, with
+// that event's result.
 func (s *server) compact(c Command, sess *session.Session) *Response {
-	cp, can := any(sess).(compacter)
-	if !can {
-		r := fail(c.ID, c.Type, "compaction is not available yet")
-		return &r
-	}
 	s.mu.Lock()
 	if s.running || s.compacting() {
 		s.mu.Unlock()
 		r := fail(c.ID, c.Type, "the agent is busy; abort or wait for agent_settled before compacting")
 		return &r
 	}
+	s.subscribeLocked()
 	ctx, stop := context.WithCancel(s.ctx)
-	done := make(chan struct{})
-	s.compactStop, s.compactDone = stop, done
+	done, written := make(chan struct{}), make(chan struct{})
+	s.compactStop, s.compactDone, s.compactWritten = stop, done, written
 	s.wg.Add(1)
 	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
 		var result any
+		ended := false
 		unsub := sess.Subscribe(func(e session.Event) {
 			if e.Type == agent.CompactionEnd {
-				result = e.Compaction
+				result, ended = e.Compaction, true
 			}
 		})
-		err := cp.Compact(ctx)
-		unsub() // every event of the compaction has been seen
+		err := sess.Compact(ctx)
+		unsub() // every event of the compaction has been seen here…
+		if ended {
+			<-written // …and its compaction_end line is out
+		}
 		stop()
 		s.mu.Lock()
-		s.compactStop, s.compactDone = nil, nil
+		s.compactStop, s.compactDone, s.compactWritten = nil, nil, nil
 		close(done)
 		s.mu.Unlock()
 		if err != nil {

@@ -129,7 +129,7 @@ func (c *Client) GetSessionStats(ctx context.Context) (*SessionStats, error) {
 // or "" when there is none.
 func (c *Client) GetLastAssistantText(ctx context.Context) (string, error) {
 	var r textResult
-	err := c.call(ctx, Command{Type: CmdGetLastText}, &r)
+	err := c.call(ctx, Command{Type: CmdGetLastAssistantText}, &r)
 	if r.Text == nil {
 		return "", err
 	}

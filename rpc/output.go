@@ -4,91 +4,96 @@ import (
 	"bufio"
 	"io"
 	"sync"
+	"time"
 )
 
-// outQueue is how many encoded lines may wait for the writer before
-// producers wait. The session's subscriber buffer sits in front of it.
-const outQueue = 1024
+// deltaWindow is the longest a streamed delta waits in the buffer for
+// more to share its write. A millisecond is far below what a reader of
+// streamed text can notice, and at high rates it turns a write per delta
+// into a write per millisecond.
+const deltaWindow = time.Millisecond
 
-// output is the only writer of the server's output: one goroutine, so
-// lines never interleave. A line marked flush (responses, every event but
-// the streaming deltas) is flushed at once; deltas are flushed as soon as
-// nothing more is queued, so a burst of them costs one write and a single
-// delta is never held back.
+// output is the only writer of the server's output. Lines are written
+// whole under one lock, so they never interleave. A line marked flush
+// (responses, every event but the streaming deltas) is flushed at once;
+// deltas are flushed with the next such line or after deltaWindow.
+//
+// Writing on the caller's goroutine (the session's subscriber, the command
+// loop) rather than handing lines to a writer goroutine matters: waking a
+// sleeping goroutine for every delta costs more than encoding it.
 type output struct {
-	ch   chan line
-	done chan struct{}
-
-	mu     sync.Mutex // guards closed against send
-	closed bool
-	err    error // the first write error; later lines are dropped
+	mu      sync.Mutex
+	raw     io.Writer
+	w       *bufio.Writer
+	timer   *time.Timer
+	pending bool  // deltas wait in w
+	closed  bool  // no more lines
+	err     error // the first write error; later lines are dropped
 }
 
-type line struct {
-	b     []byte
-	flush bool
-}
+// Buffer sizes: small until the first streamed delta (a fresh process
+// answers its first get_state without a large allocation), then large, so
+// that a burst of deltas of a long answer (each line carries the whole
+// partial message) goes out in few large writes.
+const (
+	smallBuffer = 16 << 10
+	largeBuffer = 1 << 20
+)
 
 func newOutput(w io.Writer) *output {
-	o := &output{ch: make(chan line, outQueue), done: make(chan struct{})}
-	go o.run(bufio.NewWriterSize(w, 64<<10))
+	o := &output{raw: w, w: bufio.NewWriterSize(w, smallBuffer)}
+	o.timer = time.AfterFunc(time.Hour, o.flushPending)
+	o.timer.Stop()
 	return o
 }
 
-// send queues one encoded line (without its newline). It never blocks
-// once the output is closed.
+// send writes one encoded line (without its newline).
 func (o *output) send(b []byte, flush bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed {
+	if o.closed || o.err != nil {
 		return
 	}
-	o.ch <- line{b, flush}
-}
-
-func (o *output) run(w *bufio.Writer) {
-	defer close(o.done)
-	write := func(l line) {
-		if o.err != nil {
+	if !flush && o.w.Size() < largeBuffer {
+		if o.flushLocked(); o.err != nil {
 			return
 		}
-		w.Write(l.b)
-		w.WriteByte('\n')
-		if l.flush {
-			o.err = w.Flush()
-		}
+		o.w = bufio.NewWriterSize(o.raw, largeBuffer)
 	}
-	for l := range o.ch {
-		write(l)
-	drain:
-		for {
-			select {
-			case l, ok := <-o.ch:
-				if !ok {
-					break drain
-				}
-				write(l)
-			default:
-				break drain
-			}
-		}
-		if o.err == nil {
-			o.err = w.Flush()
-		}
-	}
-	if o.err == nil {
-		o.err = w.Flush()
+	o.w.Write(b)
+	o.w.WriteByte('\n')
+	switch {
+	case flush:
+		o.flushLocked()
+	case !o.pending:
+		o.pending = true
+		o.timer.Reset(deltaWindow)
 	}
 }
 
-// close flushes everything queued and stops the writer.
+func (o *output) flushPending() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.pending && !o.closed {
+		o.flushLocked()
+	}
+}
+
+func (o *output) flushLocked() {
+	o.pending = false
+	if o.err == nil {
+		o.err = o.w.Flush()
+	}
+}
+
+// close flushes what is buffered; later lines are dropped.
 func (o *output) close() error {
 	o.mu.Lock()
+	defer o.mu.Unlock()
 	if !o.closed {
 		o.closed = true
-		close(o.ch)
+		o.timer.Stop()
+		o.flushLocked()
 	}
-	o.mu.Unlock()
-	<-o.done
 	return o.err
 }

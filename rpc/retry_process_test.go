@@ -76,14 +76,21 @@ func TestAbortRetryOverProcess(t *testing.T) {
 	}
 	sent := time.Now()
 	p.send(`{"id":"a1","type":"abort_retry"}`)
-	end := p.until("auto_retry_end or the response", func(m map[string]any) bool {
-		return m["type"] == agent.AutoRetryEnd || m["id"] == "a1"
+	var end, resp map[string]any
+	p.until("abort_retry's response and auto_retry_end", func(m map[string]any) bool {
+		switch {
+		case m["type"] == agent.AutoRetryEnd:
+			end = m
+		case m["id"] == "a1":
+			resp = m
+		}
+		return end != nil && resp != nil
 	})
-	if end["type"] != agent.AutoRetryEnd {
-		end = p.event(agent.AutoRetryEnd)
-	}
-	if took := time.Since(sent); took > 2*time.Second {
+	if took := time.Since(sent); took > 2*time.Second { // the wait was 5 s
 		t.Errorf("abort_retry took %v", took)
+	}
+	if resp["success"] != true {
+		t.Errorf("abort_retry: %v", resp)
 	}
 	if end["success"] != false || end["finalError"] != "Retry cancelled" || end["attempt"] != 1.0 {
 		t.Errorf("auto_retry_end %v", end)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
@@ -18,7 +19,8 @@ import (
 
 // Config is what Serve needs besides its streams.
 type Config struct {
-	// Session is the session served at first. Required.
+	// Session is the session served at first. Required. Serve forwards the
+	// events of what it starts on it (prompts, compactions).
 	Session *session.Session
 	// NewSession returns a fresh session with the same settings, for
 	// new_session. It is called after the current session's run has been
@@ -39,9 +41,10 @@ type Config struct {
 
 // Serve reads commands from in and writes responses and events to out
 // until in ends or ctx is cancelled. Either way it aborts the running
-// prompt, waits for the run to settle and its events to be written, and
-// returns nil; a write error on out is returned. Nothing on in can end it:
-// a bad line gets an error response.
+// prompt, waits for the run to settle and its events to be written (at
+// most five seconds), and returns nil; a write error on out, or a run that
+// would not settle, is returned. Nothing on in can end it: a bad line gets
+// an error response.
 //
 // When ctx is cancelled while a read from in is blocked, Serve returns
 // without waiting for the read; the reading goroutine ends with in.
@@ -122,10 +125,12 @@ type server struct {
 	settled  chan struct{} // closed when its agent_settled was written
 	provider llm.Provider  // the one set_model chose, kept across new_session
 	// compactStop cancels the explicit compaction going on (nil: none);
-	// compactDone is closed when it has ended.
-	compactStop context.CancelFunc
-	compactDone chan struct{}
-	wg          sync.WaitGroup
+	// compactDone is closed when it has ended, compactWritten when its
+	// compaction_end line is out.
+	compactStop    context.CancelFunc
+	compactDone    chan struct{}
+	compactWritten chan struct{}
+	wg             sync.WaitGroup
 }
 
 func newServer(ctx context.Context, w io.Writer, cfg Config) *server {
@@ -139,13 +144,27 @@ func newServer(ctx context.Context, w io.Writer, cfg Config) *server {
 	return s
 }
 
-// adopt makes sess the served session: its events go to the output from
-// now on.
+// adopt makes sess the served session.
 func (s *server) adopt(sess *session.Session) {
-	unsub := sess.Subscribe(s.event)
 	s.mu.Lock()
-	s.sess, s.unsub, s.sessID = sess, unsub, newID()
+	s.sess, s.unsub, s.sessID = sess, nil, newID()
 	s.mu.Unlock()
+}
+
+// subscribeLocked forwards sess's events to the output from now on, once. It
+// is called before anything that emits events starts (a run, a
+// compaction) rather than at start: a subscription costs the session a
+// large buffer, which would delay the first get_state of a fresh process
+// by milliseconds. Called with s.mu held.
+func (s *server) subscribeLocked() {
+	if s.unsub != nil {
+		return
+	}
+	// One encoding buffer per subscription: events arrive one at a time,
+	// and a growing partial message would otherwise be reallocated for
+	// every delta.
+	var buf []byte
+	s.unsub = s.sess.Subscribe(func(e session.Event) { buf = s.event(e, buf[:0]) })
 }
 
 func (s *server) session() *session.Session {
@@ -154,28 +173,71 @@ func (s *server) session() *session.Session {
 	return s.sess
 }
 
-// event writes one session event. Streaming deltas are not flushed one by
-// one (see output).
-func (s *server) event(e session.Event) {
-	flush := e.Type != agent.MessageUpdate && e.Type != agent.ToolExecutionUpdate
-	s.out.send(e.AppendJSON(make([]byte, 0, 256)), flush)
-	if e.Type == agent.AgentSettled {
-		s.settledSeen()
+// event writes one session event, encoded into buf, and returns buf for
+// the next. Streaming deltas are not flushed one by one (see output).
+func (s *server) event(e session.Event, buf []byte) []byte {
+	line := e.AppendJSON(buf)
+	switch e.Type {
+	case agent.AgentSettled:
+		s.settle(line)
+	case agent.CompactionEnd:
+		s.out.send(line, true)
+		s.mu.Lock()
+		if s.compactWritten != nil {
+			close(s.compactWritten)
+			s.compactWritten = nil
+		}
+		s.mu.Unlock()
+	default:
+		s.out.send(line, e.Type != agent.MessageUpdate && e.Type != agent.ToolExecutionUpdate)
+	}
+	return line
+}
+
+// settle writes a run's agent_settled line.
+func (s *server) settle(line []byte) {
+	// The run ends for prompt's check and the line goes out in one step,
+	// under s.mu: a client that has read agent_settled can prompt again at
+	// once, and a new prompt's response never comes before the old run's
+	// agent_settled. abort's wait ends after, so abort answers after it.
+	s.mu.Lock()
+	settled := s.settled
+	if settled != nil {
+		s.running, s.settled = false, nil
+	}
+	s.out.send(line, true)
+	s.mu.Unlock()
+	if settled != nil {
+		close(settled)
 	}
 }
 
+// shutdownGrace bounds how long shutdown waits for the run to settle and
+// its events to be written: a client that stopped reading our output must
+// not keep rally alive.
+const shutdownGrace = 5 * time.Second
+
 // shutdown aborts the run, waits for it to settle and for every event to
-// be written, and closes the output.
+// be written, and flushes the output.
 func (s *server) shutdown() error {
 	s.cancel()
 	s.session().Abort()
-	s.wg.Wait()
-	s.mu.Lock()
-	unsub := s.unsub
-	s.unsub = nil
-	s.mu.Unlock()
-	if unsub != nil {
-		unsub() // returns once every event emitted so far was written
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		s.wg.Wait()
+		s.mu.Lock()
+		unsub := s.unsub
+		s.unsub = nil
+		s.mu.Unlock()
+		if unsub != nil {
+			unsub() // returns once every event emitted so far was written
+		}
+	}()
+	select {
+	case <-settled:
+	case <-time.After(shutdownGrace):
+		return fmt.Errorf("rpc: shutdown: the run did not settle within %v (is the output read?)", shutdownGrace)
 	}
 	if err := s.out.close(); err != nil {
 		return fmt.Errorf("rpc: write: %w", err)

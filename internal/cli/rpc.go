@@ -35,6 +35,7 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 		return err
 	}
 	defer b.close()
+	growPipe(s.out)
 	err = rpc.Serve(ctx, s.in, s.out, rpc.Config{
 		Session:    b.current().sess,
 		NewSession: b.newSession,
@@ -52,16 +53,23 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 // fresh sessions (new_session), the model list and model clients
 // (get_available_models, set_model).
 type rpcBackend struct {
-	s      streams
-	f      runFlags
-	st     *settings.Settings
-	target settings.Target // the run's own provider, flags applied
-	home   string
-	log    *slog.Logger
+	s    streams
+	f    runFlags
+	home string
+	log  *slog.Logger
+	// conf is loaded on first use: the first get_state should not wait for
+	// a second read of the settings files.
+	conf func() (rpcConf, error)
 
 	mu       sync.Mutex
 	env      *runEnv
 	closeLog func()
+}
+
+// rpcConf is the settings and the run's own provider (flags applied).
+type rpcConf struct {
+	st     *settings.Settings
+	target settings.Target
 }
 
 func newRPCBackend(ctx context.Context, s streams, f runFlags) (*rpcBackend, error) {
@@ -69,20 +77,19 @@ func newRPCBackend(ctx context.Context, s streams, f runFlags) (*rpcBackend, err
 	if err != nil {
 		return nil, err
 	}
-	// newRunEnv printed the settings warnings already.
-	st, err := loadSettings(streams{in: s.in, out: io.Discard, err: io.Discard})
-	if err != nil {
-		env.close()
-		return nil, err
-	}
-	target, err := st.Resolve(settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}, os.Getenv)
-	if err != nil {
-		env.close()
-		return nil, &exitError{2, err}
-	}
 	home := settings.Home(userHome(), os.Getenv)
 	log, closeLog := newLogger(home, s.err, f.verbose)
-	return &rpcBackend{s: s, f: f, st: st, target: target, home: home, log: log, env: env, closeLog: closeLog}, nil
+	b := &rpcBackend{s: s, f: f, home: home, log: log, env: env, closeLog: closeLog}
+	b.conf = sync.OnceValues(func() (rpcConf, error) {
+		// newRunEnv printed the settings warnings already.
+		st, err := loadSettings(streams{in: s.in, out: io.Discard, err: io.Discard})
+		if err != nil {
+			return rpcConf{}, err
+		}
+		t, err := st.Resolve(settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}, os.Getenv)
+		return rpcConf{st: st, target: t}, err
+	})
+	return b, nil
 }
 
 func (b *rpcBackend) current() *runEnv {
@@ -121,23 +128,28 @@ func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 // catalog and the settings.
 func (b *rpcBackend) models() []llm.Model {
 	out := []llm.Model{b.current().sess.Model()}
+	conf, err := b.conf()
+	if err != nil {
+		b.log.Warn("rpc: get_available_models: settings", "err", err)
+		return out
+	}
 	seen := map[string]bool{out[0].Provider + "/" + out[0].ID: true}
 	file, err := auth.Load(auth.Path(b.home))
 	if err != nil {
 		b.log.Warn("rpc: get_available_models: auth.json", "err", err)
 		file = &auth.File{}
 	}
-	names := make([]string, 0, len(b.st.Providers))
-	for name := range b.st.Providers {
+	names := make([]string, 0, len(conf.st.Providers))
+	for name := range conf.st.Providers {
 		names = append(names, name)
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		p := b.st.Providers[name]
-		if name == b.target.Provider {
-			p = b.target.Config
+		p := conf.st.Providers[name]
+		if name == conf.target.Provider {
+			p = conf.target.Config
 		}
-		if !b.usable(name, p, file) {
+		if !usable(name, name == conf.target.Provider, p, file) {
 			continue
 		}
 		var ids []string
@@ -164,12 +176,12 @@ func (b *rpcBackend) models() []llm.Model {
 
 // usable reports whether a provider can be called: it needs no key, or
 // one is in the environment or auth.json.
-func (b *rpcBackend) usable(name string, p settings.Provider, file *auth.File) bool {
+func usable(name string, own bool, p settings.Provider, file *auth.File) bool {
 	if p.API == settings.APISim || p.APIKeyEnv == "" {
 		return true
 	}
 	env := []string{p.APIKeyEnv}
-	if name == b.target.Provider {
+	if own {
 		env = append(env, settings.KeyEnv)
 	}
 	return len(file.Pool(name, env, os.Getenv)) > 0
@@ -184,16 +196,19 @@ func (b *rpcBackend) connect(ctx context.Context, m llm.Model) (llm.Provider, ll
 		t, err := rot.Start(ctx, m.Provider, m.ID)
 		return t.Provider, t.Model, err
 	}
-	t := b.target
+	conf, err := b.conf()
+	if err != nil {
+		return nil, llm.Model{}, err
+	}
+	t := conf.target
 	if m.Provider != t.Provider {
-		var err error
-		if t, err = b.st.Resolve(settings.Overrides{Provider: m.Provider}, os.Getenv); err != nil {
+		if t, err = conf.st.Resolve(settings.Overrides{Provider: m.Provider}, os.Getenv); err != nil {
 			return nil, llm.Model{}, err
 		}
 	}
 	t.Model = m.ID
 	cfg := session.Config{Model: m}
-	a := authRun{home: b.home, st: b.st, target: t, getenv: os.Getenv, now: time.Now, log: b.log, stderr: b.s.err}
+	a := authRun{home: b.home, st: conf.st, target: t, getenv: os.Getenv, now: time.Now, log: b.log, stderr: b.s.err}
 	if _, err := useAuth(ctx, &cfg, a); err != nil {
 		return nil, llm.Model{}, err
 	}

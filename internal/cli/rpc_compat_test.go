@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rally-agent/rally/llmtest"
+)
+
+// TestPiRpcClient drives rally with the pi coding agent's own TypeScript
+// RpcClient (testdata/pi-compat.mjs): prompt, get_state, set_auto_retry,
+// abort_retry and the retry events, as a client written for pi sees them.
+// It needs node and the npm package @mariozechner/pi-coding-agent, whose
+// folder PI_CODING_AGENT_DIR names (.ci/run installs it). Without them
+// it is skipped, except in CI (CI=true), where that is a failure.
+func TestPiRpcClient(t *testing.T) {
+	node, err := exec.LookPath("node")
+	pkg := os.Getenv("PI_CODING_AGENT_DIR")
+	missing := ""
+	switch {
+	case err != nil:
+		missing = "node is not installed"
+	case pkg == "":
+		missing = "PI_CODING_AGENT_DIR is not set"
+	default:
+		if _, err := os.Stat(filepath.Join(pkg, "dist", "modes", "rpc", "rpc-client.js")); err != nil {
+			missing = "no RpcClient in PI_CODING_AGENT_DIR: " + err.Error()
+		}
+	}
+	if missing != "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the pi compatibility test cannot run in CI: %s (see .ci/run)", missing)
+		}
+		t.Skipf("%s; install it with: npm install --prefix /tmp/pi @mariozechner/pi-coding-agent@0.73.1 and set PI_CODING_AGENT_DIR=/tmp/pi/node_modules/@mariozechner/pi-coding-agent", missing)
+	}
+	testdata, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	isolate(t)
+	project := func(baseDelayMs string) string {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, ".rally"), 0o755)
+		os.WriteFile(filepath.Join(dir, ".rally", "settings.json"), []byte(`{"retry":{"baseDelayMs":`+baseDelayMs+`}}`), 0o644)
+		return dir
+	}
+	slow := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded})
+	fast := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded}, llmtest.Step{Text: "Recovered after a retry"})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(testdata, "pi-compat.mjs"))
+	cmd.Env = append(os.Environ(),
+		"RALLY_TEST_AS_MAIN=1",
+		"RALLY_BIN="+os.Args[0],
+		"SHIM="+filepath.Join(testdata, "pi-shim.mjs"),
+		"SLOW_DIR="+project("5000"), "SLOW_URL="+slow.URL+"/v1",
+		"FAST_DIR="+project("1"), "FAST_URL="+fast.URL+"/v1",
+	)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("pi's RpcClient against rally: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	var res struct {
+		OK           bool    `json:"ok"`
+		AbortRetryMs float64 `json:"abortRetryMs"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || !res.OK {
+		t.Fatalf("result %q: %v\n%s", lines[len(lines)-1], err, out)
+	}
+	t.Logf("pi RpcClient: abort_retry → auto_retry_end in %.2f ms", res.AbortRetryMs)
+}
