@@ -299,11 +299,16 @@ func (s *Session) FollowUp(m llm.Message) {
 	s.mu.Unlock()
 }
 
+// takeSteering hands over one queued steering message at a time, as the
+// reference protocol's default "one-at-a-time" steering mode does.
 func (s *Session) takeSteering() []llm.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q := s.steer
-	s.steer = nil
+	if len(s.steer) == 0 {
+		return nil
+	}
+	q := s.steer[:1:1]
+	s.steer = s.steer[1:]
 	return q
 }
 

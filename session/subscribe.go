@@ -14,7 +14,7 @@ type Event = agent.Event
 // subscriberBuffer is how many events one subscriber may fall behind
 // before the session waits for it. A slow subscriber delays the others by
 // at most this much.
-const subscriberBuffer = 4096
+const subscriberBuffer = 1024
 
 // hub delivers events in order to every subscriber, each on its own
 // goroutine behind a bounded queue.
