@@ -76,12 +76,11 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, err
 	h := wire.KeyHeader(c.Header, "x-api-key", c.APIKey)
 	h.Set("anthropic-version", Version)
 	call := &wire.Call{
-		Config:   wire.Config{HTTP: c.HTTP, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout},
-		URL:      c.url(&req.Model),
-		Header:   h,
-		API:      llm.APIAnthropicMessages,
-		Provider: wire.FirstOf(c.Provider, DefaultProvider),
-		// A credential a caller put in Header is as secret as APIKey.
+		Config:       wire.Config{HTTP: c.HTTP, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout},
+		URL:          c.url(&req.Model),
+		Header:       h,
+		API:          llm.APIAnthropicMessages,
+		Provider:     wire.FirstOf(c.Provider, DefaultProvider),
 		Keys:         wire.Secrets(c.APIKey, c.Header, "Authorization", "X-Api-Key"),
 		RequestError: func(err error) error { return fmt.Errorf("anthropic: request: %w", err) },
 	}

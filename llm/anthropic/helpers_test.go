@@ -3,7 +3,6 @@ package anthropic
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -70,16 +69,8 @@ func textBody(pieces ...string) string {
 	return b.String()
 }
 
-// events is how the Messages API frames its streams.
-var events = providertest.Events{ContentType: "text/event-stream; charset=utf-8", End: "\n\n"}
-
-// stream answers with body as an event stream, flushed event by event.
-func stream(body string) http.HandlerFunc { return events.Stream(body) }
-
-// fail answers with an HTTP error.
-func fail(status int, body string, header ...string) http.HandlerFunc {
-	return providertest.Fail("application/json", status, body, header...)
-}
+// api answers as the Messages API does.
+var api = providertest.Wire{StreamType: "text/event-stream; charset=utf-8", ErrorType: "application/json", End: "\n\n"}
 
 func client(s *providertest.Server) *Client {
 	return &Client{BaseURL: s.URL, APIKey: testKey, Timeout: 5 * time.Second, IdleTimeout: 5 * time.Second}
@@ -98,8 +89,11 @@ var tested = &providertest.Client{
 	New: func(url string, timeout, idle time.Duration) llm.Provider {
 		return &Client{BaseURL: url, APIKey: testKey, Timeout: timeout, IdleTimeout: idle}
 	},
-	Model:  model(),
-	Events: events,
+	Model:    model(),
+	API:      llm.APIAnthropicMessages,
+	Provider: "anthropic",
+	Wire:     api,
+	Whole:    textBody,
 	Partial: func(pieces ...string) string {
 		body := msgStart(5, 0, 0, 1) + blockStart(0, `{"type":"text","text":""}`)
 		for _, p := range pieces {

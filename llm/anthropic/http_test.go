@@ -21,19 +21,19 @@ func TestHTTPErrors(t *testing.T) {
 		typ     string
 		hint    time.Duration // 0: none expected
 	}{
-		{"529 overloaded", fail(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011"}`), retry.Transient, "overloaded_error", 0},
-		{"429 retry-after", fail(429, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization of 50 requests per minute."}}`, "retry-after", "7"),
+		{"529 overloaded", api.Fail(529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011"}`), retry.Transient, "overloaded_error", 0},
+		{"429 retry-after", api.Fail(429, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization of 50 requests per minute."}}`, "retry-after", "7"),
 			retry.Transient, "rate_limit_error", 7 * time.Second},
-		{"429 ratelimit reset", fail(429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`,
+		{"429 ratelimit reset", api.Fail(429, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of request tokens has exceeded your per-minute rate limit"}}`,
 			"anthropic-ratelimit-input-tokens-remaining", "0", "anthropic-ratelimit-input-tokens-reset", reset), retry.Transient, "rate_limit_error", 42 * time.Second},
-		{"500 api_error", fail(500, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`), retry.Transient, "api_error", 0},
-		{"401 invalid key", fail(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`), retry.Fatal, "authentication_error", 0},
-		{"400 bad request", fail(400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}`), retry.Fatal, "invalid_request_error", 0},
-		{"404 model", fail(404, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}`), retry.Fatal, "not_found_error", 0},
-		{"400 prompt too long", fail(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`), retry.ContextOverflow, "invalid_request_error", 0},
-		{"413 request too large", fail(413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`), retry.ContextOverflow, "request_too_large", 0},
-		{"400 credit balance", fail(400, `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}`), retry.Fatal, "invalid_request_error", 0},
-		{"502 html", fail(502, `<html><body>502 Bad Gateway</body></html>`), retry.Transient, "", 0},
+		{"500 api_error", api.Fail(500, `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`), retry.Transient, "api_error", 0},
+		{"401 invalid key", api.Fail(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`), retry.Fatal, "authentication_error", 0},
+		{"400 bad request", api.Fail(400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages: roles must alternate"}}`), retry.Fatal, "invalid_request_error", 0},
+		{"404 model", api.Fail(404, `{"type":"error","error":{"type":"not_found_error","message":"model: claude-nope"}}`), retry.Fatal, "not_found_error", 0},
+		{"400 prompt too long", api.Fail(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}`), retry.ContextOverflow, "invalid_request_error", 0},
+		{"413 request too large", api.Fail(413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`), retry.ContextOverflow, "request_too_large", 0},
+		{"400 credit balance", api.Fail(400, `{"type":"error","error":{"type":"invalid_request_error","message":"Your credit balance is too low to access the Anthropic API."}}`), retry.Fatal, "invalid_request_error", 0},
+		{"502 html", api.Fail(502, `<html><body>502 Bad Gateway</body></html>`), retry.Transient, "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,10 +62,10 @@ func TestHTTPErrors(t *testing.T) {
 func TestKeyNeverInErrors(t *testing.T) {
 	echo := func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("x-api-key")
-		fail(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: `+key+`"}}`, "x-echo", "k="+key)(w, r)
+		api.Fail(401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key: `+key+`"}}`, "x-echo", "k="+key)(w, r)
 	}
 	midStream := func(w http.ResponseWriter, r *http.Request) {
-		stream(msgStart(1, 0, 0, 1)+ev("error", `{"type":"error","error":{"type":"api_error","message":"key `+r.Header.Get("x-api-key")+` broke"}}`))(w, r)
+		api.Stream(msgStart(1, 0, 0, 1)+ev("error", `{"type":"error","error":{"type":"api_error","message":"key `+r.Header.Get("x-api-key")+` broke"}}`))(w, r)
 	}
 	for name, h := range map[string]http.HandlerFunc{"http": echo, "stream": midStream} {
 		t.Run(name, func(t *testing.T) {
@@ -88,7 +88,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 }
 
 func TestRequestHeaders(t *testing.T) {
-	s := providertest.NewServer(t, stream(textBody("ok")))
+	s := providertest.NewServer(t, api.Stream(textBody("ok")))
 	c := client(s)
 	c.Header = http.Header{"Anthropic-Beta": {"fine-grained-tool-streaming-2025-05-14"}}
 	req := ask("hi")

@@ -73,8 +73,6 @@ type tool struct {
 // has to be cut to fit max_tokens.
 const minOutput = 1024
 
-var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
-
 func newRequest(req *llm.Request) (*request, error) {
 	if req.Model.ID == "" {
 		return nil, errors.New("anthropic: request has no model")
@@ -105,11 +103,7 @@ func newRequest(req *llm.Request) (*request, error) {
 		r.System = []block{{Type: "text", Text: req.System}}
 	}
 	for _, t := range req.Tools {
-		schema := t.Parameters
-		if len(schema) == 0 || string(schema) == "null" {
-			schema = emptySchema
-		}
-		r.Tools = append(r.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		r.Tools = append(r.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: wire.Schema(t.Parameters)})
 	}
 	r.Messages = messages(req.Messages)
 	if r.Thinking != nil && unsignedLoop(r.Messages) {

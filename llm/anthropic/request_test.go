@@ -35,7 +35,7 @@ func conversation() []llm.Message {
 }
 
 func TestRequestBody(t *testing.T) {
-	s := providertest.NewServer(t, stream(textBody("ok")))
+	s := providertest.NewServer(t, api.Stream(textBody("ok")))
 	req := &llm.Request{
 		Model:    model(),
 		System:   "You are terse.",
@@ -78,14 +78,7 @@ func TestRequestBody(t *testing.T) {
 		{"role": "user", "content": [{"type": "text", "text": "thanks", "cache_control": {"type": "ephemeral"}}]}
 	]
 }`
-	var w, got any
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatal(err)
-	}
-	_ = json.Unmarshal(s.Last().Raw, &got)
-	if diff := cmp.Diff(w, got); diff != "" {
-		t.Errorf("request body (-want +got):\n%s", diff)
-	}
+	providertest.EqualJSON(t, want, s.Last().Body)
 }
 
 func TestMaxTokensAndThinking(t *testing.T) {
@@ -155,23 +148,7 @@ func TestToolID(t *testing.T) {
 }
 
 func TestCallsAndResultsPairUp(t *testing.T) {
-	call := func(id string) llm.Content {
-		return llm.Content{Type: llm.ToolCallType, ID: id, Name: "bash", Arguments: json.RawMessage(`{}`)}
-	}
-	result := func(id string) llm.Message {
-		return llm.Message{Role: llm.ToolResult, ToolCallID: id, ToolName: "bash", Content: []llm.Content{llm.Text("ok " + id)}}
-	}
-	user := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text("go")}}
-	conv := []llm.Message{
-		user,
-		{Role: llm.Assistant, StopReason: llm.Aborted, Content: []llm.Content{llm.Text("cut"), call("x1")}},
-		{Role: llm.Assistant, StopReason: llm.Error, ErrorMessage: "overloaded", Content: []llm.Content{llm.Text("partial")}},
-		{Role: llm.Assistant, StopReason: llm.ToolUse, Content: []llm.Content{call("a"), call("b")}},
-		result("a"),
-		result("zzz"), // its call is not in the conversation
-		user,
-		{Role: llm.Assistant, StopReason: llm.ToolUse, Content: []llm.Content{call("c")}},
-	}
+	conv := providertest.Unpaired()
 	got := messages(conv)
 	type short struct{ role, blocks string }
 	var gotShort []short

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,23 +13,8 @@ import (
 )
 
 func TestText(t *testing.T) {
-	s := providertest.NewServer(t, stream(textBody("Hello", " there", "!")))
-	m, err, types := providertest.Run(t, client(s), ask("hi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []llm.EventType{llm.EventStart, llm.EventTextStart, llm.EventTextDelta, llm.EventTextDelta, llm.EventTextDelta, llm.EventTextEnd, llm.EventDone}
-	if diff := cmp.Diff(want, types); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
-	if m.TextOf() != "Hello there!" || m.StopReason != llm.Stop {
-		t.Errorf("text %q stop %q", m.TextOf(), m.StopReason)
-	}
-	if m.Role != llm.Assistant || m.API != llm.APIAnthropicMessages || m.Provider != "anthropic" || m.Model != "claude-sonnet-4-5" || m.Timestamp == 0 {
-		t.Errorf("message header: %+v", m)
-	}
-	u := m.Usage
-	if u == nil || u.Input != 25 || u.Output != 15 || u.TotalTokens != 40 {
+	u := tested.Text(t).Usage
+	if u.Input != 25 || u.Output != 15 || u.TotalTokens != 40 {
 		t.Fatalf("usage %+v", u)
 	}
 	if want := (25*3.0 + 15*15.0) / 1e6; u.Cost.Total < want*0.999 || u.Cost.Total > want*1.001 {
@@ -46,8 +30,7 @@ func TestParallelToolCalls(t *testing.T) {
 		blockStart(2, `{"type":"tool_use","id":"toolu_B","name":"bash","input":{}}`) +
 		jsonDelta(2, `{"command":`) + jsonDelta(2, ` "ls -l \"x y\""}`) + blockStop(2) +
 		msgDelta("tool_use", 80) + msgStop
-	s := providertest.NewServer(t, stream(body))
-	m, err, types := providertest.Run(t, client(s), ask("go"))
+	m, err, types := tested.Reply(t, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +65,7 @@ func TestThinking(t *testing.T) {
 		blockStart(1, `{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix"}`) + blockStop(1) +
 		blockStart(2, `{"type":"text","text":""}`) + textDelta(2, "42") + blockStop(2) +
 		msgDelta("end_turn", 30) + msgStop
-	s := providertest.NewServer(t, stream(body))
-	m, err, types := providertest.Run(t, client(s), ask("?"))
+	m, err, types := tested.Reply(t, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +96,7 @@ func TestUsageLastWins(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			body := msgStart(10, 2000, 300, 1) + blockStart(0, `{"type":"text","text":""}`) + textDelta(0, "ok") + blockStop(0) + tt.delta + msgStop
-			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
+			m, err, _ := tested.Reply(t, body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +129,7 @@ func TestStopReasons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
 			body := msgStart(5, 0, 0, 1) + blockStart(0, `{"type":"text","text":""}`) + textDelta(0, "x") + blockStop(0) + msgDelta(tt.reason, 3) + msgStop
-			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
+			m, err, _ := tested.Reply(t, body)
 			if m.StopReason != tt.want {
 				t.Fatalf("stop %q, want %q (err %v)", m.StopReason, tt.want, err)
 			}
@@ -173,7 +155,7 @@ func TestStopReasons(t *testing.T) {
 func TestErrorEvent(t *testing.T) {
 	body := msgStart(18, 0, 0, 1) + blockStart(0, `{"type":"text","text":""}`) + textDelta(0, "Partial") + ping +
 		ev("error", `{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}`)
-	m, err, types := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
+	m, err, types := tested.Reply(t, body)
 	if m.StopReason != llm.Error || types[len(types)-1] != llm.EventError {
 		t.Fatalf("stop %q events %v", m.StopReason, types)
 	}
@@ -196,7 +178,7 @@ func TestServerToolsAreNotToolCalls(t *testing.T) {
 		blockStart(2, `{"type":"text","text":""}`) + textDelta(2, "Found it.") +
 		ev("content_block_delta", `{"type":"content_block_delta","index":2,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location","url":"https://e.x"}}}`) +
 		blockStop(2) + msgDelta("end_turn", 9) + msgStop
-	m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
+	m, err, _ := tested.Reply(t, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,42 +189,21 @@ func TestServerToolsAreNotToolCalls(t *testing.T) {
 
 func TestMalformed(t *testing.T) {
 	start := msgStart(5, 0, 0, 1) + blockStart(0, `{"type":"text","text":""}`) + textDelta(0, "so far")
-	tests := []struct {
-		name      string
-		body      string
-		truncated bool
-	}{
-		{"garbage mid-stream", start + ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"`) + textDelta(0, "more") + msgStop, false},
-		{"wrong type", start + ev("content_block_delta", `{"type":"content_block_delta","index":"zero"}`) + msgStop, false},
-		{"trailing data", start + ev("content_block_delta", `{"type":"content_block_stop","index":0} {}`) + msgStop, false},
-		{"index out of range", start + textDelta(1<<20, "x") + msgStop, false},
-		{"negative index", start + blockStop(-1) + msgStop, false},
-		{"cut last event", start + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"ind", true},
-		{"no message_stop", start + blockStop(0) + msgDelta("end_turn", 2), true},
-		{"empty body", "", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(tt.body))), ask("?"))
-			if m.StopReason != llm.Error || err == nil {
-				t.Fatalf("stop %q err %v", m.StopReason, err)
-			}
-			if got := errors.Is(err, llm.ErrTruncated); got != tt.truncated {
-				t.Errorf("truncated = %v, want %v (%v)", got, tt.truncated, err)
-			}
-			if tt.truncated && llm.Classify(err).Class != retry.Transient {
-				t.Errorf("truncated stream classified %v", llm.Classify(err))
-			}
-			if !tt.truncated && !strings.HasPrefix(err.Error(), "anthropic: ") {
-				t.Errorf("error %q lacks the prefix", err)
-			}
-		})
-	}
+	tested.Malformed(t, "anthropic: ", []providertest.Malformed{
+		{Name: "garbage mid-stream", Body: start + ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"x"`) + textDelta(0, "more") + msgStop},
+		{Name: "wrong type", Body: start + ev("content_block_delta", `{"type":"content_block_delta","index":"zero"}`) + msgStop},
+		{Name: "trailing data", Body: start + ev("content_block_delta", `{"type":"content_block_stop","index":0} {}`) + msgStop},
+		{Name: "index out of range", Body: start + textDelta(1<<20, "x") + msgStop},
+		{Name: "negative index", Body: start + blockStop(-1) + msgStop},
+		{Name: "cut last event", Body: start + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"ind", Truncated: true},
+		{Name: "no message_stop", Body: start + blockStop(0) + msgDelta("end_turn", 2), Truncated: true},
+		{Name: "empty body", Body: "", Truncated: true},
+	})
 }
 
 func TestDeltaWithoutStart(t *testing.T) {
 	body := msgStart(5, 0, 0, 1) + textDelta(0, "orphan") + jsonDelta(1, `{"a":1}`) + msgDelta("end_turn", 1) + msgStop
-	m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
+	m, err, _ := tested.Reply(t, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,9 +217,9 @@ func TestEventsStreamAsTheyArrive(t *testing.T) {
 	// the rest of the answer back.
 	release := make(chan struct{})
 	s := providertest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
-		stream(msgStart(5, 0, 0, 1)+blockStart(0, `{"type":"text","text":""}`)+textDelta(0, "first"))(w, r)
+		api.Stream(msgStart(5, 0, 0, 1)+blockStart(0, `{"type":"text","text":""}`)+textDelta(0, "first"))(w, r)
 		<-release
-		events.Send(w, textDelta(0, " second")+blockStop(0)+msgDelta("end_turn", 2)+msgStop)
+		api.Send(w, textDelta(0, " second")+blockStop(0)+msgDelta("end_turn", 2)+msgStop)
 	})
 	defer close(release)
 	st, err := client(s).Stream(t.Context(), ask("?"))
@@ -288,7 +249,7 @@ func TestErrorEventShapes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(tt.body))), ask("?"))
+			m, err, _ := tested.Reply(t, tt.body)
 			e, ok := llm.AsAPIError(err)
 			if !ok || !e.MidStream || m.StopReason != llm.Error || !strings.Contains(err.Error(), tt.has) {
 				t.Errorf("stop %q err %#v", m.StopReason, err)

@@ -11,11 +11,6 @@ import (
 	"github.com/rally-agent/rally/retry"
 )
 
-// serveFile answers with the file's bytes, unchanged.
-func serveFile(t *testing.T, path string, status int) *providertest.Server {
-	return providertest.ServeFile(t, path, status, events.ContentType, "application/json")
-}
-
 // signatures returns the thinking signatures of m.
 func signatures(m *llm.Message) []string {
 	var s []string
@@ -63,7 +58,7 @@ func TestTranscripts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			s := serveFile(t, filepath.Join("testdata", tt.file), http.StatusOK)
+			s := api.ServeFile(t, filepath.Join("testdata", tt.file), http.StatusOK)
 			m, err, _ := providertest.Run(t, client(s), ask("hi"))
 			providertest.Check(t, m, err, tt.want)
 			if got := signatures(m); strings.Join(got, " ") != strings.Join(tt.signatures, " ") {
@@ -98,7 +93,7 @@ func TestReferenceWire(t *testing.T) {
 			if e := x.Error; e != nil {
 				w.Stop, w.ErrType, w.ErrHas, w.Class = llm.Error, e.Type, e.Message, retry.Transient
 			}
-			m, err, _ := providertest.Run(t, client(serveFile(t, r.Path(), r.Status)), ask("hi"))
+			m, err, _ := providertest.Run(t, client(api.ServeFile(t, r.Path(), r.Status)), ask("hi"))
 			providertest.Check(t, m, err, w)
 		})
 	}

@@ -75,12 +75,11 @@ func (c *Client) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, err
 		return nil, err
 	}
 	call := &wire.Call{
-		Config:   wire.Config{HTTP: c.HTTP, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout},
-		URL:      c.url(&req.Model),
-		Header:   wire.KeyHeader(c.Header, "x-goog-api-key", c.APIKey),
-		API:      llm.APIGoogle,
-		Provider: wire.FirstOf(c.Provider, DefaultProvider),
-		// A credential a caller put in Header is as secret as APIKey.
+		Config:       wire.Config{HTTP: c.HTTP, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout},
+		URL:          c.url(&req.Model),
+		Header:       wire.KeyHeader(c.Header, "x-goog-api-key", c.APIKey),
+		API:          llm.APIGoogle,
+		Provider:     wire.FirstOf(c.Provider, DefaultProvider),
 		Keys:         wire.Secrets(c.APIKey, c.Header, "Authorization", "X-Goog-Api-Key"),
 		RequestError: func(err error) error { return fmt.Errorf("gemini: request: %w", err) },
 	}

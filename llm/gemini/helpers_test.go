@@ -3,7 +3,6 @@ package gemini
 import (
 	"bytes"
 	"fmt"
-	"net/http"
 	"strings"
 	"time"
 
@@ -60,16 +59,8 @@ func textBody(pieces ...string) string {
 	return b.String()
 }
 
-// events is how the Gemini API frames its streams.
-var events = providertest.Events{ContentType: "text/event-stream", End: "\r\n\r\n"}
-
-// stream answers with body as an event stream, flushed chunk by chunk.
-func stream(body string) http.HandlerFunc { return events.Stream(body) }
-
-// fail answers with an HTTP error.
-func fail(status int, body string, header ...string) http.HandlerFunc {
-	return providertest.Fail("application/json; charset=UTF-8", status, body, header...)
-}
+// api answers as the Gemini API does.
+var api = providertest.Wire{StreamType: "text/event-stream", ErrorType: "application/json; charset=UTF-8", End: "\r\n\r\n"}
 
 func client(s *providertest.Server) *Client {
 	return &Client{BaseURL: s.URL + "/v1beta", APIKey: testKey, Timeout: 5 * time.Second, IdleTimeout: 5 * time.Second}
@@ -88,8 +79,11 @@ var tested = &providertest.Client{
 	New: func(url string, timeout, idle time.Duration) llm.Provider {
 		return &Client{BaseURL: url + "/v1beta", APIKey: testKey, Timeout: timeout, IdleTimeout: idle}
 	},
-	Model:  model(),
-	Events: events,
+	Model:    model(),
+	API:      llm.APIGoogle,
+	Provider: "google",
+	Wire:     api,
+	Whole:    textBody,
 	Partial: func(pieces ...string) string {
 		var body string
 		for _, p := range pieces {

@@ -64,14 +64,14 @@ func TestHTTPErrors(t *testing.T) {
 		code    string
 		hint    time.Duration
 	}{
-		{"429 per-minute quota", fail(429, quotaBody), retry.Transient, "RESOURCE_EXHAUSTED", 33 * time.Second},
-		{"429 in an array", fail(429, "["+quotaBody+"]"), retry.Transient, "RESOURCE_EXHAUSTED", 33 * time.Second},
-		{"503 overloaded", fail(503, `{"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}}`), retry.Transient, "UNAVAILABLE", 0},
-		{"500 internal", fail(500, `{"error": {"code": 500, "message": "An internal error has occurred.", "status": "INTERNAL"}}`), retry.Transient, "INTERNAL", 0},
-		{"400 key invalid", fail(400, badKeyBody), retry.Fatal, "INVALID_ARGUMENT", 0},
-		{"403 permission", fail(403, `{"error": {"code": 403, "message": "Method doesn't allow unregistered callers.", "status": "PERMISSION_DENIED"}}`), retry.Fatal, "PERMISSION_DENIED", 0},
-		{"404 model", fail(404, `{"error": {"code": 404, "message": "models/gemini-9 is not found for API version v1beta.", "status": "NOT_FOUND"}}`), retry.Fatal, "NOT_FOUND", 0},
-		{"400 too many tokens", fail(400, `{"error": {"code": 400, "message": "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}`), retry.ContextOverflow, "INVALID_ARGUMENT", 0},
+		{"429 per-minute quota", api.Fail(429, quotaBody), retry.Transient, "RESOURCE_EXHAUSTED", 33 * time.Second},
+		{"429 in an array", api.Fail(429, "["+quotaBody+"]"), retry.Transient, "RESOURCE_EXHAUSTED", 33 * time.Second},
+		{"503 overloaded", api.Fail(503, `{"error": {"code": 503, "message": "The model is overloaded. Please try again later.", "status": "UNAVAILABLE"}}`), retry.Transient, "UNAVAILABLE", 0},
+		{"500 internal", api.Fail(500, `{"error": {"code": 500, "message": "An internal error has occurred.", "status": "INTERNAL"}}`), retry.Transient, "INTERNAL", 0},
+		{"400 key invalid", api.Fail(400, badKeyBody), retry.Fatal, "INVALID_ARGUMENT", 0},
+		{"403 permission", api.Fail(403, `{"error": {"code": 403, "message": "Method doesn't allow unregistered callers.", "status": "PERMISSION_DENIED"}}`), retry.Fatal, "PERMISSION_DENIED", 0},
+		{"404 model", api.Fail(404, `{"error": {"code": 404, "message": "models/gemini-9 is not found for API version v1beta.", "status": "NOT_FOUND"}}`), retry.Fatal, "NOT_FOUND", 0},
+		{"400 too many tokens", api.Fail(400, `{"error": {"code": 400, "message": "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}`), retry.ContextOverflow, "INVALID_ARGUMENT", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,13 +96,13 @@ func TestHTTPErrors(t *testing.T) {
 func TestKeyNeverLeaks(t *testing.T) {
 	echo := func(w http.ResponseWriter, r *http.Request) {
 		key := r.Header.Get("x-goog-api-key")
-		fail(400, `{"error": {"code": 400, "message": "API key `+key+` not valid.", "status": "INVALID_ARGUMENT"}}`)(w, r)
+		api.Fail(400, `{"error": {"code": 400, "message": "API key `+key+` not valid.", "status": "INVALID_ARGUMENT"}}`)(w, r)
 	}
 	midStream := func(w http.ResponseWriter, r *http.Request) {
-		stream(chunkOf(text("a"), "", nil)+data(`{"error": {"code": 500, "message": "key `+r.Header.Get("x-goog-api-key")+` broke", "status": "INTERNAL"}}`))(w, r)
+		api.Stream(chunkOf(text("a"), "", nil)+data(`{"error": {"code": 500, "message": "key `+r.Header.Get("x-goog-api-key")+` broke", "status": "INTERNAL"}}`))(w, r)
 	}
 	finish := func(w http.ResponseWriter, r *http.Request) {
-		stream(data(`{"candidates":[{"finishReason":"OTHER","finishMessage":"saw `+r.Header.Get("x-goog-api-key")+`"}]}`))(w, r)
+		api.Stream(data(`{"candidates":[{"finishReason":"OTHER","finishMessage":"saw `+r.Header.Get("x-goog-api-key")+`"}]}`))(w, r)
 	}
 	for name, h := range map[string]http.HandlerFunc{"http": echo, "stream": midStream, "finish": finish} {
 		t.Run(name, func(t *testing.T) {
@@ -131,7 +131,7 @@ func TestKeyNeverLeaks(t *testing.T) {
 }
 
 func TestRequestLine(t *testing.T) {
-	s := providertest.NewServer(t, stream(textBody("ok")))
+	s := providertest.NewServer(t, api.Stream(textBody("ok")))
 	c := client(s)
 	c.Header = http.Header{"X-Goog-User-Project": {"proj"}}
 	req := ask("hi")

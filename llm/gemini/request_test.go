@@ -31,7 +31,7 @@ func TestRequestBody(t *testing.T) {
 		{Role: llm.ToolResult, ToolCallID: "toolu_1", ToolName: "read", Content: []llm.Content{llm.Text("b!")}},
 		{Role: llm.User, Content: []llm.Content{llm.Text("thanks")}},
 	}
-	s := providertest.NewServer(t, stream(textBody("ok")))
+	s := providertest.NewServer(t, api.Stream(textBody("ok")))
 	req := &llm.Request{
 		Model:    model(),
 		System:   "Be brief.",
@@ -71,14 +71,7 @@ func TestRequestBody(t *testing.T) {
 		{"role": "user", "parts": [{"text": "thanks"}]}
 	]
 }`
-	var w, got any
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatal(err)
-	}
-	_ = json.Unmarshal(s.Last().Raw, &got)
-	if diff := cmp.Diff(w, got); diff != "" {
-		t.Errorf("request body (-want +got):\n%s", diff)
-	}
+	providertest.EqualJSON(t, want, s.Last().Body)
 }
 
 func TestGemini3SignatureStandIn(t *testing.T) {
@@ -128,22 +121,7 @@ func TestGenerationConfig(t *testing.T) {
 }
 
 func TestCallsAndResultsPairUp(t *testing.T) {
-	call := func(id string) llm.Content {
-		return llm.Content{Type: llm.ToolCallType, ID: id, Name: "bash", Arguments: json.RawMessage(`{}`)}
-	}
-	result := func(id string) llm.Message {
-		return llm.Message{Role: llm.ToolResult, ToolCallID: id, ToolName: "bash", Content: []llm.Content{llm.Text("ok " + id)}}
-	}
-	user := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text("go")}}
-	conv := []llm.Message{
-		user,
-		{Role: llm.Assistant, StopReason: llm.Aborted, Content: []llm.Content{llm.Text("cut"), call("x1")}},
-		{Role: llm.Assistant, StopReason: llm.ToolUse, Content: []llm.Content{call("a"), call("b")}},
-		result("a"),
-		result("zzz"),
-		user,
-		{Role: llm.Assistant, StopReason: llm.ToolUse, Content: []llm.Content{call("c")}},
-	}
+	conv := providertest.Unpaired()
 	var got []string
 	for _, c := range contents(conv, false) {
 		var ps []string

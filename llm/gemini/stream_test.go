@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -12,23 +11,8 @@ import (
 )
 
 func TestText(t *testing.T) {
-	s := providertest.NewServer(t, stream(textBody("Hello", " there", "!")))
-	m, err, types := providertest.Run(t, client(s), ask("hi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []llm.EventType{llm.EventStart, llm.EventTextStart, llm.EventTextDelta, llm.EventTextDelta, llm.EventTextDelta, llm.EventTextEnd, llm.EventDone}
-	if diff := cmp.Diff(want, types); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
-	}
-	if m.TextOf() != "Hello there!" || m.StopReason != llm.Stop || len(m.Content) != 1 {
-		t.Errorf("content %+v stop %q", m.Content, m.StopReason)
-	}
-	if m.API != llm.APIGoogle || m.Provider != "google" || m.Model != "gemini-2.5-flash" || m.Timestamp == 0 {
-		t.Errorf("message header %+v", m)
-	}
-	if u := m.Usage; u == nil || u.Input != 12 || u.Output != 3 || u.TotalTokens != 15 || u.Cost.Total == 0 {
-		t.Errorf("usage %+v", m.Usage)
+	if u := tested.Text(t).Usage; u.Input != 12 || u.Output != 3 || u.TotalTokens != 15 || u.Cost.Total == 0 {
+		t.Errorf("usage %+v", u)
 	}
 }
 
@@ -36,7 +20,7 @@ func TestToolCalls(t *testing.T) {
 	body := chunkOf(text("Checking."), "", []int{50, 2, 0, 0}) +
 		chunkOf(call("read", `{"path":"a.txt"}`, "", "sigA")+","+call("bash", `{"command":"ls -l"}`, "", ""), "", []int{50, 20, 0, 0}) +
 		chunkOf(call("noargs", `null`, "", ""), "STOP", []int{50, 25, 0, 0})
-	m, err, types := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("go"))
+	m, err, types := tested.Reply(t, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +59,7 @@ func TestGemini3CallIDs(t *testing.T) {
 	body := chunkOf(call("add", `{"a":2,"b":3}`, "8hd01vsf", "sig1"), "", nil) +
 		chunkOf(call("multiply", `{"b":3,"a":2}`, "k0srpqrc", ""), "", nil) +
 		chunkOf(text(""), "STOP", []int{157, 32, 438, 0})
-	m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("go"))
+	m, err, _ := tested.Reply(t, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +80,7 @@ func TestThinking(t *testing.T) {
 		chunkOf(`{"text":"then.","thought":true,"thoughtSignature":"tsig"}`, "", nil) +
 		chunkOf(text("Answer"), "", nil) +
 		chunkOf(text(" here."), "STOP", []int{10, 5, 40, 0})
-	m, err, types := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
+	m, err, types := tested.Reply(t, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +125,7 @@ func TestUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(tt.body))), ask("?"))
+			m, err, _ := tested.Reply(t, tt.body)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -180,7 +164,7 @@ func TestFinishReasons(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.reason, func(t *testing.T) {
 			body := chunkOf(text("partial"), "", nil) + data(`{"candidates":[{"content":{"parts":[]},"finishReason":"`+tt.reason+`","finishMessage":"details here"}]}`)
-			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
+			m, err, _ := tested.Reply(t, body)
 			if m.StopReason != tt.want {
 				t.Fatalf("stop %q, want %q (%v)", m.StopReason, tt.want, err)
 			}
@@ -207,7 +191,7 @@ func TestFinishReasons(t *testing.T) {
 func TestErrorInStream(t *testing.T) {
 	body := chunkOf(text("partial"), "", nil) +
 		data(`{"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).", "status": "RESOURCE_EXHAUSTED", "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34s"}]}}`)
-	m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(body))), ask("?"))
+	m, err, _ := tested.Reply(t, body)
 	if m.StopReason != llm.Error || m.TextOf() != "partial" {
 		t.Fatalf("stop %q text %q", m.StopReason, m.TextOf())
 	}
@@ -225,33 +209,12 @@ func TestErrorInStream(t *testing.T) {
 
 func TestMalformed(t *testing.T) {
 	start := chunkOf(text("so far"), "", nil)
-	tests := []struct {
-		name      string
-		body      string
-		truncated bool
-	}{
-		{"garbage mid-stream", start + data(`{"candidates":[`) + chunkOf(text("x"), "STOP", nil), false},
-		{"wrong type", start + data(`{"candidates":{"content":1}}`) + chunkOf(text("x"), "STOP", nil), false},
-		{"not JSON", start + data(`[DONE]`) + chunkOf(text("x"), "STOP", nil), false},
-		{"cut last chunk", start + "data: {\"candidates\": [{\"content\": {\"par", true},
-		{"no finish reason", start + chunkOf(text("more"), "", []int{1, 2, 0, 0}), true},
-		{"empty body", "", true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err, _ := providertest.Run(t, client(providertest.NewServer(t, stream(tt.body))), ask("?"))
-			if m.StopReason != llm.Error || err == nil {
-				t.Fatalf("stop %q err %v", m.StopReason, err)
-			}
-			if got := errors.Is(err, llm.ErrTruncated); got != tt.truncated {
-				t.Errorf("truncated = %v, want %v (%v)", got, tt.truncated, err)
-			}
-			if tt.truncated && llm.Classify(err).Class != retry.Transient {
-				t.Errorf("truncated stream classified %v", llm.Classify(err))
-			}
-			if !tt.truncated && !strings.HasPrefix(err.Error(), "gemini: undecodable chunk: ") {
-				t.Errorf("error %q", err)
-			}
-		})
-	}
+	tested.Malformed(t, "gemini: undecodable chunk: ", []providertest.Malformed{
+		{Name: "garbage mid-stream", Body: start + data(`{"candidates":[`) + chunkOf(text("x"), "STOP", nil)},
+		{Name: "wrong type", Body: start + data(`{"candidates":{"content":1}}`) + chunkOf(text("x"), "STOP", nil)},
+		{Name: "not JSON", Body: start + data(`[DONE]`) + chunkOf(text("x"), "STOP", nil)},
+		{Name: "cut last chunk", Body: start + "data: {\"candidates\": [{\"content\": {\"par", Truncated: true},
+		{Name: "no finish reason", Body: start + chunkOf(text("more"), "", []int{1, 2, 0, 0}), Truncated: true},
+		{Name: "empty body", Body: "", Truncated: true},
+	})
 }

@@ -14,7 +14,7 @@ import (
 // replay serves path and collects the answer, or the error of Stream.
 func replay(t *testing.T, path string, status int) (*llm.Message, error) {
 	t.Helper()
-	c := client(providertest.ServeFile(t, path, status, events.ContentType, "application/json; charset=UTF-8"))
+	c := client(api.ServeFile(t, path, status))
 	st, err := c.Stream(t.Context(), ask("hi"))
 	if err != nil {
 		return nil, err

@@ -28,7 +28,6 @@ package openai
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -85,45 +84,12 @@ func (s settings) resolve(m *llm.Model, api, path string) *conn {
 	// Beyond the body, the keys are redacted from the response headers (a
 	// proxy may echo them) and from the URL a transport error quotes.
 	c.APIError = func(status int, h http.Header, b []byte) error {
-		return wire.APIError(c.Provider, status, c.redactHeader(h), b, c.Keys...)
+		return wire.APIError(c.Provider, status, wire.RedactHeader(h, c.Keys...), b, c.Keys...)
 	}
 	c.RequestError = func(err error) error {
-		return fmt.Errorf("%s: send request: %w", c.Provider, c.scrub(err))
+		return fmt.Errorf("%s: send request: %w", c.Provider, wire.RedactURLError(err, c.Keys...))
 	}
 	return c
-}
-
-// scrub keeps secrets out of a transport error: a *url.Error quotes the
-// request URL, which may carry a key in its query for some proxies.
-func (c *conn) scrub(err error) error {
-	if ue, ok := err.(*url.Error); ok {
-		if red := wire.Redact(ue.URL, c.Keys...); red != ue.URL {
-			return &url.Error{Op: ue.Op, URL: red, Err: ue.Err}
-		}
-	}
-	return err
-}
-
-// redactHeader returns h, or a copy without the keys if a value echoes one.
-func (c *conn) redactHeader(h http.Header) http.Header {
-	for _, v := range h {
-		for _, x := range v {
-			if wire.Redact(x, c.Keys...) != x {
-				return c.redactAll(h)
-			}
-		}
-	}
-	return h
-}
-
-func (c *conn) redactAll(h http.Header) http.Header {
-	out := make(http.Header, len(h))
-	for k, v := range h {
-		for _, x := range v {
-			out[k] = append(out[k], wire.Redact(x, c.Keys...))
-		}
-	}
-	return out
 }
 
 // streamError is the error for an error event inside a 200 stream.

@@ -131,10 +131,6 @@ type chatToolDef struct {
 	Parameters  json.RawMessage `json:"parameters"`
 }
 
-// emptySchema stands in for a tool without parameters: OpenAI wants an
-// object schema even then.
-var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
-
 func (c *Completions) request(req *llm.Request, endpoint string) *chatRequest {
 	r := &chatRequest{
 		Model:           req.Model.ID,
@@ -154,11 +150,7 @@ func (c *Completions) request(req *llm.Request, endpoint string) *chatRequest {
 	}
 	r.Messages = append(r.Messages, chatMessages(wire.Repair(req.Messages, nil, nil))...)
 	for _, t := range req.Tools {
-		params := t.Parameters
-		if len(params) == 0 || string(params) == "null" {
-			params = emptySchema
-		}
-		r.Tools = append(r.Tools, chatTool{Type: "function", Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: params}})
+		r.Tools = append(r.Tools, chatTool{Type: "function", Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: wire.Schema(t.Parameters)}})
 	}
 	return r
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
@@ -213,13 +214,7 @@ func TestCompletionsRequest(t *testing.T) {
 			{"type": "function", "function": {"name": "now", "parameters": {"type": "object", "properties": {}}}}
 		]
 	}`
-	var w map[string]any
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(w, got.body); diff != "" {
-		t.Errorf("request body (-want +got):\n%s", diff)
-	}
+	providertest.EqualJSON(t, want, got.body)
 }
 
 func TestCompletionsRequestOptions(t *testing.T) {

@@ -12,7 +12,7 @@ func fastChunk(data []byte, c *chunk) bool {
 	ok := s.fields(func(k []byte) bool {
 		switch string(k) {
 		case "choices":
-			return once(&seen, 1) && s.choices(&c.Choices)
+			return once(&seen, 1) && array(&s, &c.Choices, s.choice)
 		case "usage":
 			return once(&seen, 2) && s.null()
 		case "error":
@@ -23,7 +23,12 @@ func fastChunk(data []byte, c *chunk) bool {
 	return ok && s.end()
 }
 
-func (s *scan) choices(dst *[]choice) bool {
+// array reads a JSON array into *dst, each element by elem, or null as a
+// nil slice, as encoding/json does. elem reads one element at the
+// scanner's position: a method value bound to the scanner (s.choice), as a
+// method expression taking the scanner as an argument would make it escape
+// to the heap, one more allocation per chunk.
+func array[T any](s *scan, dst *[]T, elem func(*T) bool) bool {
 	if s.null() {
 		*dst = nil
 		return true
@@ -31,11 +36,12 @@ func (s *scan) choices(dst *[]choice) bool {
 	if !s.eat('[') {
 		return false
 	}
-	out := make([]choice, 0, 1)
+	out := make([]T, 0, 1)
 	if !s.eat(']') {
 		for {
-			out = append(out, choice{})
-			if !s.choice(&out[len(out)-1]) {
+			var zero T
+			out = append(out, zero)
+			if !elem(&out[len(out)-1]) {
 				return false
 			}
 			if !s.eat(',') {
@@ -78,39 +84,12 @@ func (s *scan) delta(d *delta) bool {
 		case "reasoning":
 			return once(&seen, 8) && s.text(&d.Reasoning)
 		case "tool_calls":
-			return once(&seen, 16) && s.toolDeltas(&d.ToolCalls)
+			return once(&seen, 16) && array(s, &d.ToolCalls, s.toolDelta)
 		case "reasoning_details":
 			return once(&seen, 32) && s.null()
 		}
 		return s.skip(0)
 	})
-}
-
-func (s *scan) toolDeltas(dst *[]toolDelta) bool {
-	if s.null() {
-		*dst = nil
-		return true
-	}
-	if !s.eat('[') {
-		return false
-	}
-	out := make([]toolDelta, 0, 1)
-	if !s.eat(']') {
-		for {
-			out = append(out, toolDelta{})
-			if !s.toolDelta(&out[len(out)-1]) {
-				return false
-			}
-			if !s.eat(',') {
-				break
-			}
-		}
-		if !s.eat(']') {
-			return false
-		}
-	}
-	*dst = out
-	return true
 }
 
 func (s *scan) toolDelta(t *toolDelta) bool {

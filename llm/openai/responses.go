@@ -122,11 +122,7 @@ func respBody(req *llm.Request) *respRequest {
 		r.Include = []string{"reasoning.encrypted_content"}
 	}
 	for _, t := range req.Tools {
-		params := t.Parameters
-		if len(params) == 0 || string(params) == "null" {
-			params = emptySchema
-		}
-		r.Tools = append(r.Tools, respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
+		r.Tools = append(r.Tools, respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: wire.Schema(t.Parameters)})
 	}
 	return r
 }

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/providertest"
 )
 
 func TestResponsesParse(t *testing.T) {
@@ -132,13 +132,7 @@ func TestResponsesRequest(t *testing.T) {
 		],
 		"tools": [{"type": "function", "name": "read", "description": "read a file", "parameters": {"type": "object"}, "strict": false}]
 	}`
-	var w map[string]any
-	if err := json.Unmarshal([]byte(want), &w); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(w, got.body); diff != "" {
-		t.Errorf("request body (-want +got):\n%s", diff)
-	}
+	providertest.EqualJSON(t, want, got.body)
 }
 
 func TestResponsesReasoningNotReplayedToOtherModel(t *testing.T) {

@@ -231,37 +231,38 @@ func (s *scan) number() bool {
 	case j < len(b) && b[j] == '0':
 		j++
 	case j < len(b) && b[j] >= '1' && b[j] <= '9':
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
+		j = digits(b, j)
 	default:
 		return false
 	}
 	if j < len(b) && b[j] == '.' {
-		j++
-		k := j
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		if j == k {
+		k := digits(b, j+1)
+		if k == j+1 {
 			return false
 		}
+		j = k
 	}
 	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
 		j++
 		if j < len(b) && (b[j] == '+' || b[j] == '-') {
 			j++
 		}
-		k := j
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		if j == k {
+		k := digits(b, j)
+		if k == j {
 			return false
 		}
+		j = k
 	}
 	s.i = j
 	return true
+}
+
+// digits returns where the run of decimal digits at b[j:] ends.
+func digits(b []byte, j int) int {
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		j++
+	}
+	return j
 }
 
 // end reports whether only white space is left.

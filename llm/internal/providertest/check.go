@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
 )
@@ -61,6 +62,20 @@ func SameJSON(a, b string) bool {
 func Quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// EqualJSON fails t, showing the difference, when got, a decoded JSON
+// value, is not the value of the JSON text want: request bodies are
+// compared so, as their key order and spacing do not matter.
+func EqualJSON(t *testing.T, want string, got any) {
+	t.Helper()
+	var w any
+	if err := json.Unmarshal([]byte(want), &w); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(w, got); diff != "" {
+		t.Errorf("request body (-want +got):\n%s", diff)
+	}
 }
 
 // Call is an expected tool call. ID "" accepts any id but none (a client
@@ -162,5 +177,30 @@ func Check(t *testing.T, m *llm.Message, err error, w Want) {
 		if u.TotalTokens != u.Input+u.Output+u.CacheRead+u.CacheWrite {
 			t.Errorf("total tokens %d", u.TotalTokens)
 		}
+	}
+}
+
+// Unpaired is a conversation whose tool calls and results do not pair up,
+// as after an abort and a failed stream, for the clients' tests of how
+// they send it. Mended by wire.Repair, it is: the user's "go"; the answer
+// with calls a and b; the result of a and a stand-in for b; "go" again;
+// the answer with call c; a stand-in for c.
+func Unpaired() []llm.Message {
+	call := func(id string) llm.Content {
+		return llm.Content{Type: llm.ToolCallType, ID: id, Name: "bash", Arguments: json.RawMessage(`{}`)}
+	}
+	result := func(id string) llm.Message {
+		return llm.Message{Role: llm.ToolResult, ToolCallID: id, ToolName: "bash", Content: []llm.Content{llm.Text("ok " + id)}}
+	}
+	user := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text("go")}}
+	return []llm.Message{
+		user,
+		{Role: llm.Assistant, StopReason: llm.Aborted, Content: []llm.Content{llm.Text("cut"), call("x1")}},
+		{Role: llm.Assistant, StopReason: llm.Error, ErrorMessage: "overloaded", Content: []llm.Content{llm.Text("partial")}},
+		{Role: llm.Assistant, StopReason: llm.ToolUse, Content: []llm.Content{call("a"), call("b")}},
+		result("a"),
+		result("zzz"), // its call is not in the conversation
+		user,
+		{Role: llm.Assistant, StopReason: llm.ToolUse, Content: []llm.Content{call("c")}},
 	}
 }

@@ -64,47 +64,47 @@ func (s *Server) Last() Request {
 	return s.reqs[len(s.reqs)-1]
 }
 
-// Events is how an API frames its event streams: the Content-Type it
-// sends them with, and what ends each event ("\n\n", or "\r\n\r\n" for
-// Gemini).
-type Events struct {
-	ContentType, End string
+// Wire is how an API answers over HTTP: the Content-Types of its event
+// streams and of its error bodies, and what ends each event ("\n\n", or
+// "\r\n\r\n" for Gemini). Its methods answer as that API does.
+type Wire struct {
+	StreamType, ErrorType, End string
 }
 
 // Stream answers with body as an event stream, flushed event by event.
-func (e Events) Stream(body string) http.HandlerFunc {
+func (a Wire) Stream(body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", e.ContentType)
+		w.Header().Set("Content-Type", a.StreamType)
 		w.WriteHeader(http.StatusOK)
-		e.Send(w, body)
+		a.Send(w, body)
 	}
 }
 
 // Send writes the events of body, flushing each one, so that a test can
 // hold the rest of a stream back.
-func (e Events) Send(w http.ResponseWriter, body string) {
-	for _, ev := range strings.SplitAfter(body, e.End) {
+func (a Wire) Send(w http.ResponseWriter, body string) {
+	for _, ev := range strings.SplitAfter(body, a.End) {
 		io.WriteString(w, ev)
 		w.(http.Flusher).Flush()
 	}
 }
 
-// Fail answers with an HTTP error: status, and body as contentType, with
-// the header given as name, value pairs.
-func Fail(contentType string, status int, body string, header ...string) http.HandlerFunc {
+// Fail answers with an HTTP error of status and body, with the header
+// given as name, value pairs.
+func (a Wire) Fail(status int, body string, header ...string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		for i := 0; i+1 < len(header); i += 2 {
 			w.Header().Set(header[i], header[i+1])
 		}
-		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Content-Type", a.ErrorType)
 		w.WriteHeader(status)
 		io.WriteString(w, body)
 	}
 }
 
-// ServeFile serves the file's bytes unchanged with status: as an event
-// stream of streamType for a 200, else as an error body of errType.
-func ServeFile(t testing.TB, path string, status int, streamType, errType string) *Server {
+// ServeFile answers with the file's bytes unchanged: as an event stream
+// for status 200, else as an error body of that status.
+func (a Wire) ServeFile(t testing.TB, path string, status int) *Server {
 	t.Helper()
 	body, err := os.ReadFile(path)
 	if err != nil {
@@ -112,9 +112,9 @@ func ServeFile(t testing.TB, path string, status int, streamType, errType string
 	}
 	return NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if status == http.StatusOK {
-			w.Header().Set("Content-Type", streamType)
+			w.Header().Set("Content-Type", a.StreamType)
 		} else {
-			w.Header().Set("Content-Type", errType)
+			w.Header().Set("Content-Type", a.ErrorType)
 		}
 		w.WriteHeader(status)
 		w.Write(body)

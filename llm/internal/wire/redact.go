@@ -1,6 +1,10 @@
 package wire
 
-import "strings"
+import (
+	"net/http"
+	"net/url"
+	"strings"
+)
 
 // Redacted replaces a secret in text.
 const Redacted = "[redacted]"
@@ -55,4 +59,39 @@ func matchPrefix(s string, i int) int {
 
 func isKeyByte(c byte) bool {
 	return c == '-' || c == '_' || c == '*' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// RedactURLError keeps secrets out of a transport error: a *url.Error
+// quotes the request URL, which may carry a key in its query for some
+// proxies.
+func RedactURLError(err error, keys ...string) error {
+	if ue, ok := err.(*url.Error); ok {
+		if red := Redact(ue.URL, keys...); red != ue.URL {
+			return &url.Error{Op: ue.Op, URL: red, Err: ue.Err}
+		}
+	}
+	return err
+}
+
+// RedactHeader returns h, or a redacted copy if a value holds a secret (a
+// proxy may echo the key in a header).
+func RedactHeader(h http.Header, keys ...string) http.Header {
+	for _, v := range h {
+		for _, x := range v {
+			if Redact(x, keys...) != x {
+				return redactAll(h, keys)
+			}
+		}
+	}
+	return h
+}
+
+func redactAll(h http.Header, keys []string) http.Header {
+	out := make(http.Header, len(h))
+	for k, v := range h {
+		for _, x := range v {
+			out[k] = append(out[k], Redact(x, keys...))
+		}
+	}
+	return out
 }

@@ -1,6 +1,10 @@
 package wire
 
 import (
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -24,5 +28,25 @@ func TestRedact(t *testing.T) {
 				t.Errorf("key material left in %q", got)
 			}
 		})
+	}
+}
+
+func TestRedactHeaderAndURLError(t *testing.T) {
+	const key = "sk-proj-abcdefghijklmnop1234"
+	clean := http.Header{"X-Request-Id": {"req_1"}}
+	if got := RedactHeader(clean, key); got["X-Request-Id"][0] != "req_1" {
+		t.Errorf("clean header changed: %v", got)
+	}
+	echo := http.Header{"X-Debug": {"auth=Bearer " + key}, "X-Request-Id": {"req_1"}}
+	got := RedactHeader(echo, key)
+	if strings.Contains(got.Get("X-Debug"), "abcdefghijklmnop") || got.Get("X-Request-Id") != "req_1" {
+		t.Errorf("redacted header %v", got)
+	}
+	if !strings.Contains(echo.Get("X-Debug"), key) {
+		t.Error("the response's own header was changed")
+	}
+	err := RedactURLError(&url.Error{Op: "Post", URL: "http://proxy.example/v1?key=" + key, Err: io.ErrUnexpectedEOF}, key)
+	if strings.Contains(err.Error(), "abcdefghijklmnop") || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("error %v", err)
 	}
 }

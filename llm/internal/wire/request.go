@@ -20,3 +20,16 @@ func Object(args json.RawMessage) json.RawMessage {
 	}
 	return args
 }
+
+// emptySchema stands in for a tool without parameters.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// Schema returns a tool's parameter schema, or an empty object schema for
+// a tool without parameters: OpenAI and Anthropic want an object schema
+// even then.
+func Schema(params json.RawMessage) json.RawMessage {
+	if len(params) == 0 || string(params) == "null" {
+		return emptySchema
+	}
+	return params
+}
