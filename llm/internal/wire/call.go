@@ -41,10 +41,13 @@ type Parse func(dec *sse.Decoder, model *llm.Model) func(*llm.Builder) error
 // get the headers as RequestError's; a failure after that is the stream's
 // error event.
 func (c *Call) Stream(ctx context.Context, req *llm.Request, body any, parse Parse) (*llm.Stream, error) {
+	// Keys are kept out of everything that comes back: the body, the
+	// response headers (a proxy may echo them) and the URL a transport
+	// error quotes.
 	apiErr := c.APIError
 	if apiErr == nil {
 		apiErr = func(status int, h http.Header, b []byte) error {
-			return APIError(c.Provider, status, h, b, c.Keys...)
+			return APIError(c.Provider, status, RedactHeader(h, c.Keys...), b, c.Keys...)
 		}
 	}
 	resp, err := Post(ctx, c.Config, c.URL, c.Header, body, req.Attempt, apiErr)
@@ -52,7 +55,7 @@ func (c *Call) Stream(ctx context.Context, req *llm.Request, body any, parse Par
 		if _, ok := llm.AsAPIError(err); ok {
 			return nil, err
 		}
-		return nil, c.RequestError(err)
+		return nil, c.RequestError(RedactURLError(err, c.Keys...))
 	}
 	// The parser prices usage with its own copy of the model, so a caller
 	// that reuses req while the stream runs cannot change it.
