@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // ErrInvalid matches, with errors.Is, every *Error: a settings file that
@@ -82,66 +79,62 @@ func (w Warning) String() string {
 
 // explain turns one schema failure into errors in the "must be ..., got
 // ..." form. Unknown keys are not errors; unknownKeys reports them.
-func explain(file string, doc any, leaf *jsonschema.ValidationError) []*Error {
-	at := leaf.InstanceLocation
+func explain(file string, doc any, f failure) []*Error {
+	at := f.at
 	mk := func(path []string, msg string) *Error {
 		return &Error{File: file, Path: formatPath(path), Msg: msg}
 	}
 	got, _ := lookup(doc, at)
 	n := schemaAt(at)
-	switch k := leaf.ErrorKind.(type) {
-	case *kind.AdditionalProperties, *kind.Group, *kind.Schema, *kind.Reference:
+	switch f.kind {
+	case failAdditional:
 		return nil
-	case *kind.Required:
-		out := make([]*Error, len(k.Missing))
-		for i, m := range k.Missing {
+	case failRequired:
+		out := make([]*Error, len(f.keys))
+		for i, m := range f.keys {
 			out[i] = mk(joinPath(at, m), "is required")
 		}
 		return out
-	case *kind.PropertyNames:
+	case failPropertyNames:
 		want := "valid"
 		if n != nil && n.PropertyNames != nil {
 			want = n.PropertyNames.want()
 		}
-		return []*Error{mk(at, fmt.Sprintf("key %q: must be %s", k.Property, want))}
-	case *kind.MinItems:
-		return []*Error{mk(at, fmt.Sprintf("must have at least %d %s, got %d", k.Want, plural(k.Want, "item"), k.Got))}
-	case *kind.Type, *kind.Enum, *kind.Minimum, *kind.Maximum, *kind.ExclusiveMinimum,
-		*kind.ExclusiveMaximum, *kind.Pattern, *kind.MinLength, *kind.MaxLength, *kind.Const:
-		if n == nil {
-			break
-		}
-		if len(at) > 0 && at[len(at)-1] == "apiKeyEnv" {
-			// People paste the key itself here; never echo it.
-			return []*Error{mk(at, "must be "+n.want()+" (the value is not shown: it may be a key)")}
-		}
-		return []*Error{mk(at, "must be "+n.want()+", got "+describe(got))}
+		return []*Error{mk(at, fmt.Sprintf("key %q: must be %s", f.key, want))}
+	case failMinItems:
+		return []*Error{mk(at, fmt.Sprintf("must have at least %d %s, got %d", f.want, plural(f.want, "item"), f.got))}
 	}
-	msg := "is invalid"
-	if u := leaf.BasicOutput(); u.Error != nil {
-		msg = u.Error.String()
+	// type, enum, minimum, maximum, pattern, minLength: what the value
+	// must be says it better than which keyword failed.
+	if n == nil {
+		// Not expected: the validator only reaches values the schema
+		// describes.
+		return []*Error{mk(at, "is invalid")}
 	}
-	return []*Error{mk(at, msg)}
+	if len(at) > 0 && at[len(at)-1] == "apiKeyEnv" {
+		// People paste the key itself here; never echo it.
+		return []*Error{mk(at, "must be "+n.want()+" (the value is not shown: it may be a key)")}
+	}
+	return []*Error{mk(at, "must be "+n.want()+", got "+describe(got))}
 }
 
 // unknownKeys turns an additionalProperties failure into one warning per
 // key, with a guess at the key that was meant.
-func unknownKeys(file string, leaf *jsonschema.ValidationError) []Warning {
-	k, ok := leaf.ErrorKind.(*kind.AdditionalProperties)
-	if !ok {
+func unknownKeys(file string, f failure) []Warning {
+	if f.kind != failAdditional {
 		return nil
 	}
 	var known []string
-	if n := schemaAt(leaf.InstanceLocation); n != nil {
+	if n := schemaAt(f.at); n != nil {
 		known = n.order
 	}
-	out := make([]Warning, 0, len(k.Properties))
-	for _, p := range slices.Sorted(slices.Values(k.Properties)) {
+	out := make([]Warning, 0, len(f.keys))
+	for _, p := range slices.Sorted(slices.Values(f.keys)) {
 		msg := "unknown key, ignored"
 		if s := closest(p, known); s != "" {
 			msg += fmt.Sprintf(" (did you mean %q?)", s)
 		}
-		out = append(out, Warning{File: file, Path: formatPath(joinPath(leaf.InstanceLocation, p)), Msg: msg})
+		out = append(out, Warning{File: file, Path: formatPath(joinPath(f.at, p)), Msg: msg})
 	}
 	return out
 }

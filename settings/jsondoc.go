@@ -204,7 +204,8 @@ func detectIndent(data []byte) string {
 }
 
 // plain converts a document value to encoding/json's generic form
-// (map[string]any), which the schema validator and json.Unmarshal take.
+// (map[string]any), for encoding/json (unmarshalDoc) and for comparing
+// documents in tests.
 func plain(v any) any {
 	switch v := v.(type) {
 	case *object:

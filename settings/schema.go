@@ -5,12 +5,9 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"slices"
+	"regexp"
 	"strings"
 	"sync"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 )
 
 // schemaJSON is the committed schema, generated from the types in
@@ -23,23 +20,9 @@ var schemaJSON []byte
 // Schema returns the JSON Schema of a settings file.
 func Schema() []byte { return bytes.Clone(schemaJSON) }
 
-// compiled is the validator for schemaJSON, built once.
-var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schemaJSON))
-	if err != nil {
-		return nil, fmt.Errorf("compile settings schema: %w", err)
-	}
-	c := jsonschema.NewCompiler()
-	// An absolute URL keeps the compiler from resolving a file path
-	// against the working directory; nothing is ever fetched.
-	const url = "https://github.com/rally-agent/rally/schema.json"
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("compile settings schema: %w", err)
-	}
-	return c.Compile(url)
-})
-
-// node is the part of a JSON Schema that messages and key lookups need.
+// node is the part of a JSON Schema that validation, messages and key
+// lookups need: exactly the keywords schema.json uses (agreement_test.go
+// fails when the generator starts emitting one that is not here).
 type node struct {
 	Ref         string           `json:"$ref"`
 	Defs        map[string]*node `json:"$defs"`
@@ -54,11 +37,17 @@ type node struct {
 	MinItems    *int             `json:"minItems"`
 	Items       *node            `json:"items"`
 	Properties  map[string]*node `json:"properties"`
+	Required    []string         `json:"required"`
 	// PropertyNames constrains the keys of a map such as providers.
 	PropertyNames *node `json:"propertyNames"`
 	// Additional is additionalProperties when it is a schema; a map such
 	// as providers has one, a struct has false.
 	Additional *node `json:"-"`
+	// closed is additionalProperties: false, a struct: keys it does not
+	// list are unknown (warned about, not refused).
+	closed bool
+	// re is Pattern compiled once with the schema, not per value.
+	re *regexp.Regexp
 	// order lists Properties in schema (struct) order.
 	order []string
 	defs  map[string]*node
@@ -78,11 +67,21 @@ func (n *node) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*n = node(p)
-	if bytes.HasPrefix(bytes.TrimSpace(extra.Additional), []byte("{")) {
+	switch add := bytes.TrimSpace(extra.Additional); {
+	case bytes.HasPrefix(add, []byte("{")):
 		n.Additional = new(node)
-		if err := json.Unmarshal(extra.Additional, n.Additional); err != nil {
+		if err := json.Unmarshal(add, n.Additional); err != nil {
 			return err
 		}
+	case bytes.Equal(add, []byte("false")):
+		n.closed = true
+	}
+	if n.Pattern != "" {
+		re, err := regexp.Compile(n.Pattern)
+		if err != nil {
+			return fmt.Errorf("pattern %q: %w", n.Pattern, err)
+		}
+		n.re = re
 	}
 	if len(extra.Properties) > 0 {
 		doc, _, err := parseDoc(extra.Properties)
@@ -114,6 +113,7 @@ func (n *node) setDefs(defs map[string]*node) {
 	n.defs = defs
 	n.Items.setDefs(defs)
 	n.Additional.setDefs(defs)
+	n.PropertyNames.setDefs(defs)
 	for _, p := range n.Properties {
 		p.setDefs(defs)
 	}
@@ -240,46 +240,4 @@ func describe(v any) string {
 	default:
 		return "an object"
 	}
-}
-
-// validate checks a document against the schema. Values it cannot accept
-// become errors; keys it does not know become warnings, because a newer
-// rally's file must still work in an older one.
-func validate(file string, doc any) (errs []*Error, warns []Warning) {
-	sch, err := compiled()
-	if err != nil {
-		return []*Error{{File: file, Msg: err.Error()}}, nil
-	}
-	verr, ok := sch.Validate(plain(doc)).(*jsonschema.ValidationError)
-	if !ok {
-		return nil, nil
-	}
-	seen := map[string]bool{}
-	for _, leaf := range leaves(verr) {
-		for _, e := range explain(file, doc, leaf) {
-			key := e.Error()
-			if !seen[key] {
-				seen[key] = true
-				errs = append(errs, e)
-			}
-		}
-		warns = append(warns, unknownKeys(file, leaf)...)
-	}
-	slices.SortStableFunc(errs, func(a, b *Error) int { return strings.Compare(a.Path, b.Path) })
-	slices.SortStableFunc(warns, func(a, b Warning) int { return strings.Compare(a.Path, b.Path) })
-	return errs, warns
-}
-
-// leaves flattens the error tree to the failures that have no causes.
-func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
-	if _, names := e.ErrorKind.(*kind.PropertyNames); names || len(e.Causes) == 0 {
-		// A propertyNames failure's causes are about the key as a value;
-		// the parent knows which object it belongs to.
-		return []*jsonschema.ValidationError{e}
-	}
-	var out []*jsonschema.ValidationError
-	for _, c := range e.Causes {
-		out = append(out, leaves(c)...)
-	}
-	return out
 }
