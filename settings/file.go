@@ -48,7 +48,9 @@ func ParseFile(src Source, data []byte) (*File, error) {
 			e.File = src.Name
 			return nil, e
 		}
-		return nil, fmt.Errorf("parse %s: %w", src.Name, err)
+		// Anything else the decoder refuses (a number too large for a
+		// float64, say) is still a malformed file, not a crash.
+		return nil, &Error{File: src.Name, Msg: "invalid JSON: " + err.Error()}
 	}
 	o, ok := doc.(*object)
 	if !ok {
