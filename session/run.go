@@ -100,11 +100,10 @@ func (s *Session) sendable() []llm.Message {
 // they end and holds back agent_end until the session knows whether a
 // retry follows.
 type runState struct {
-	s          *Session
-	used       Target // the client and model of this run's calls
-	agentEnd   *Event
-	failed     *llm.Message
-	persistErr error
+	s        *Session
+	used     Target // the client and model of this run's calls
+	agentEnd *Event
+	failed   *llm.Message
 }
 
 func (r *runState) event(e Event) {
