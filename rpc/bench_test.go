@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"context"
+	"github.com/rally-agent/rally/internal/jsonl"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -102,14 +103,14 @@ func BenchmarkDeltas(b *testing.B) {
 			defer func() { in.Close(); io.Copy(io.Discard, out); cmd.Wait() }()
 			// Lines are matched in place, not copied or decoded: the
 			// reader must not be what is measured.
-			lr := newLineReader(out, maxClientLine)
+			lr := jsonl.NewReader(out, maxClientLine)
 			n := 0
 			var streaming time.Duration // first delta to last, summed
 			for b.Loop() {
 				io.WriteString(in, `{"type":"prompt","message":"go"}`+"\n")
 				var first, last time.Time
 				for {
-					line, err := lr.next()
+					line, err := lr.Next()
 					if err != nil {
 						b.Fatal(err)
 					}

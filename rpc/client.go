@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rally-agent/rally/internal/jsonl"
 	"io"
 	"os/exec"
 	"strconv"
@@ -250,12 +251,12 @@ func (c *Client) setActiveLocked(on bool) {
 
 // read dispatches every line of the server's output until it ends.
 func (c *Client) read(r io.Reader) {
-	lr := newLineReader(r, maxClientLine)
+	lr := jsonl.NewReader(r, maxClientLine)
 	var err error
 	for {
 		var b []byte
-		b, err = lr.next()
-		if errors.Is(err, errLineTooLong) {
+		b, err = lr.Next()
+		if errors.Is(err, jsonl.ErrTooLong) {
 			continue
 		}
 		if err != nil {

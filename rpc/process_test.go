@@ -3,6 +3,7 @@ package rpc
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/rally-agent/rally/internal/jsonl"
 	"io"
 	"os"
 	"os/exec"
@@ -115,9 +116,9 @@ func startProcArgs(tb testing.TB, bin string, args []string) *proc {
 	}
 	go func() {
 		defer close(p.lines)
-		lr := newLineReader(out, maxClientLine)
+		lr := jsonl.NewReader(out, maxClientLine)
 		for {
-			b, err := lr.next()
+			b, err := lr.Next()
 			if err != nil {
 				return
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rally-agent/rally/internal/jsonl"
 	"io"
 	"log/slog"
 	"sync"
@@ -48,6 +49,11 @@ type Config struct {
 //
 // When ctx is cancelled while a read from in is blocked, Serve returns
 // without waiting for the read; the reading goroutine ends with in.
+// MaxLine is the longest command line the server reads (images arrive
+// base64-encoded inside prompts, so it is generous). A longer line is
+// answered with a parse error and skipped up to its line break.
+const MaxLine = 64 << 20
+
 func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	if cfg.Session == nil {
 		return errors.New("rpc: serve: no session")
@@ -84,12 +90,12 @@ type input struct {
 // readLines reads lines (copies: the reader reuses its buffer) until in
 // ends.
 func readLines(ctx context.Context, in io.Reader, lines chan<- input) error {
-	lr := newLineReader(in, MaxLine)
+	lr := jsonl.NewReader(in, MaxLine)
 	for {
-		b, err := lr.next()
+		b, err := lr.Next()
 		var l input
 		switch {
-		case errors.Is(err, errLineTooLong):
+		case errors.Is(err, jsonl.ErrTooLong):
 			l.tooLong = true
 		case errors.Is(err, io.EOF):
 			return nil

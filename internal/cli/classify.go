@@ -1,14 +1,15 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"time"
 
+	"github.com/rally-agent/rally/internal/jsonl"
 	"github.com/rally-agent/rally/retry"
 	"github.com/spf13/cobra"
 )
@@ -57,52 +58,27 @@ type classifyOut struct {
 const maxClassifyLine = 16 << 20
 
 func classifyLines(in io.Reader, out io.Writer, clock func() time.Time) error {
-	r := bufio.NewReaderSize(in, 64<<10)
+	lr := jsonl.NewReader(in, maxClassifyLine)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
 	for n := 1; ; n++ {
-		line, tooLong, err := readLine(r, maxClassifyLine)
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("classify: read line %d: %w", n, err)
-		}
+		line, err := lr.Next()
 		var ans classifyOut
 		switch {
-		case tooLong:
+		case err == io.EOF:
+			return nil
+		case errors.Is(err, jsonl.ErrTooLong):
 			ans = classifyOut{Error: fmt.Sprintf("classify: line %d: longer than %d bytes", n, maxClassifyLine)}
+		case err != nil:
+			return fmt.Errorf("classify: read line %d: %w", n, err)
 		case len(bytes.TrimSpace(line)) == 0:
-			if err == io.EOF {
-				return nil
-			}
 			continue
 		default:
 			ans = classifyLine(line, clock())
 		}
-		if werr := enc.Encode(ans); werr != nil {
-			return fmt.Errorf("classify: write: %w", werr)
+		if err := enc.Encode(ans); err != nil {
+			return fmt.Errorf("classify: write: %w", err)
 		}
-		if err == io.EOF {
-			return nil
-		}
-	}
-}
-
-// readLine reads one LF-terminated line of at most limit bytes. A longer
-// line is consumed whole and reported as tooLong, so the next line is read
-// correctly.
-func readLine(r *bufio.Reader, limit int) (line []byte, tooLong bool, err error) {
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if !tooLong {
-			if len(line)+len(chunk) > limit {
-				tooLong, line = true, nil
-			} else {
-				line = append(line, chunk...)
-			}
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return line, tooLong, err
 	}
 }
 

@@ -1,4 +1,4 @@
-package rpc
+package jsonl
 
 import (
 	"bufio"
@@ -34,14 +34,14 @@ func TestLineReader(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// One byte per read and the smallest buffer: lines are put
 			// together across reads and buffer refills.
-			lr := &lineReader{r: bufio.NewReaderSize(iotest.OneByteReader(strings.NewReader(tt.in)), 16), max: tt.max}
+			lr := &Reader{r: bufio.NewReaderSize(iotest.OneByteReader(strings.NewReader(tt.in)), 16), max: tt.max}
 			var got []string
 			for {
-				b, err := lr.next()
+				b, err := lr.Next()
 				if errors.Is(err, io.EOF) {
 					break
 				}
-				if errors.Is(err, errLineTooLong) {
+				if errors.Is(err, ErrTooLong) {
 					got = append(got, "!")
 					continue
 				}

@@ -1,4 +1,7 @@
-package rpc
+// Package jsonl reads JSON-lines input (the RPC protocol's commands, rally
+// classify's errors) one line at a time, with a length limit that a long
+// line cannot break: it is skipped and reading resumes at the next line.
+package jsonl
 
 import (
 	"bufio"
@@ -6,31 +9,27 @@ import (
 	"io"
 )
 
-// MaxLine is the longest command line the server reads (images arrive
-// base64-encoded inside prompts, so it is generous). A longer line is
-// answered with a parse error and skipped up to its line break.
-const MaxLine = 64 << 20
+// ErrTooLong marks a line longer than the reader's limit; the reader has
+// skipped it and resumes at the next line.
+var ErrTooLong = errors.New("line too long")
 
-// errLineTooLong marks a line longer than the reader's limit; the reader
-// has skipped it and resumes at the next line.
-var errLineTooLong = errors.New("line too long")
-
-// lineReader splits a stream at LF only: CR LF loses its CR, and U+2028 and
+// Reader splits a stream at LF only: CR LF loses its CR, and U+2028 and
 // U+2029 (or any other byte) never end a line. There is no fixed line
 // length below max.
-type lineReader struct {
+type Reader struct {
 	r   *bufio.Reader
 	max int
 	buf []byte
 }
 
-func newLineReader(r io.Reader, max int) *lineReader {
-	return &lineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+// NewReader reads lines of at most max bytes (line break excluded) from r.
+func NewReader(r io.Reader, max int) *Reader {
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
-// next returns the next line without its line break, valid until the next
+// Next returns the next line without its line break, valid until the next
 // call. A last line without a line break is returned before io.EOF.
-func (l *lineReader) next() ([]byte, error) {
+func (l *Reader) Next() ([]byte, error) {
 	l.buf = l.buf[:0]
 	tooLong := false
 	for {
@@ -50,14 +49,14 @@ func (l *lineReader) next() ([]byte, error) {
 		switch {
 		case err == nil:
 			if tooLong {
-				return nil, errLineTooLong
+				return nil, ErrTooLong
 			}
 			return trimEOL(l.buf), nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF):
 			if tooLong {
-				return nil, errLineTooLong
+				return nil, ErrTooLong
 			}
 			if len(l.buf) > 0 {
 				return trimEOL(l.buf), nil
