@@ -88,7 +88,7 @@ func (idleTimeout) Temporary() bool { return true }
 // Classify is retry.Classify for any error a provider returned.
 func Classify(err error) retry.Verdict { return retry.Classify(retry.FailureOf(err)) }
 
-// IsAPIError reports whether err is or wraps an *APIError and returns it.
+// AsAPIError returns the *APIError that err is or wraps, if any.
 func AsAPIError(err error) (*APIError, bool) {
 	var e *APIError
 	ok := errors.As(err, &e)

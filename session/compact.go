@@ -68,22 +68,12 @@ func messageTokens(m *llm.Message) int {
 // Compact summarises the older part of the conversation now (RPC compact,
 // `rally compact`). It fails with ErrBusy while a prompt runs.
 func (s *Session) Compact(ctx context.Context) error {
-	s.mu.Lock()
-	if s.running {
-		s.mu.Unlock()
-		return ErrBusy
+	ctx, end, err := s.begin(ctx)
+	if err != nil {
+		return err
 	}
-	s.running = true
-	ctx, cancel := context.WithCancel(ctx)
-	s.cancelRun = cancel
-	s.mu.Unlock()
-	defer func() {
-		cancel()
-		s.mu.Lock()
-		s.running, s.cancelRun = false, nil
-		s.mu.Unlock()
-	}()
-	_, err := s.compact(ctx, ReasonManual, false)
+	defer end()
+	_, err = s.compact(ctx, ReasonManual, false)
 	return err
 }
 

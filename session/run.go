@@ -34,19 +34,12 @@ func (s *Session) Continue(ctx context.Context) error { return s.run(ctx, nil) }
 
 // run is one prompt: agent runs and the retry chain around them.
 func (s *Session) run(ctx context.Context, prompt []llm.Message) (err error) {
-	s.mu.Lock()
-	if s.running {
-		s.mu.Unlock()
-		return ErrBusy
+	runCtx, end, err := s.begin(ctx)
+	if err != nil {
+		return err
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	s.running, s.attempt, s.noRetry, s.overflowed, s.cancelRun = true, 0, false, false, cancel
-	s.mu.Unlock()
 	defer func() {
-		cancel()
-		s.mu.Lock()
-		s.running, s.retrying, s.attempt, s.noRetry, s.cancelRun, s.stopWait = false, false, 0, false, nil, nil
-		s.mu.Unlock()
+		end()
 		s.hub.emit(Event{Type: agent.AgentSettled})
 	}()
 
@@ -62,6 +55,25 @@ func (s *Session) run(ctx context.Context, prompt []llm.Message) (err error) {
 		}
 		header = next
 	}
+}
+
+// begin starts the one operation a session runs at a time (a prompt or a
+// compaction) with fresh per-prompt state; end, which must be called,
+// resets it. Abort cancels the returned context.
+func (s *Session) begin(ctx context.Context) (_ context.Context, end func(), err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running {
+		return nil, nil, ErrBusy
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s.running, s.attempt, s.noRetry, s.overflowed, s.cancelRun = true, 0, false, false, cancel
+	return ctx, func() {
+		cancel()
+		s.mu.Lock()
+		s.running, s.retrying, s.attempt, s.noRetry, s.cancelRun, s.stopWait = false, false, 0, false, nil, nil
+		s.mu.Unlock()
+	}, nil
 }
 
 // agentConfig is the agent loop's configuration for the next run.
