@@ -233,7 +233,10 @@ func TestLatest(t *testing.T) {
 		}
 		j.Close()
 		last = j.Path()
-		time.Sleep(2 * time.Millisecond)
+		// File names carry the creation time to the millisecond: wait for
+		// the clock to pass it, so the next journal is strictly newer.
+		for t := time.Now().UnixMilli(); time.Now().UnixMilli() == t; {
+		}
 	}
 	if got, err := Latest(dir); err != nil || got != last {
 		t.Errorf("Latest = %q, %v; want %q", got, err, last)

@@ -152,8 +152,10 @@ func (s *Settings) Resolve(o Overrides, getenv func(string) string) (Target, err
 	return t, nil
 }
 
-// builtinOrder is the order in which an unset defaultProvider looks for an
-// API key in the environment: first-party APIs first, then the routers.
+// KeyOrder is the order in which an unset defaultProvider looks for an API
+// key: first-party APIs first, then the routers.
+func KeyOrder() []string { return builtinOrder() }
+
 func builtinOrder() []string {
 	return []string{"anthropic", "openai", "google", "openrouter", "groq"}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -334,4 +335,32 @@ func (a authRun) connect(provider, model, key string) (llm.Provider, llm.Model, 
 		return nil, llm.Model{}, err
 	}
 	return p, m, nil
+}
+
+// storedProvider picks the provider for a run that names none, when the
+// environment has no provider key: the first of the built-in order whose
+// credentials are in auth.json, else the first other provider stored there
+// (by name). It returns "" when settings' own choice stands (an environment
+// key, or nothing stored), so Resolve keeps deciding.
+func storedProvider(home string, st *settings.Settings) string {
+	for _, name := range settings.KeyOrder() {
+		if env := st.Providers[name].APIKeyEnv; env != "" && os.Getenv(env) != "" {
+			return ""
+		}
+	}
+	file, err := auth.Load(auth.Path(home))
+	if err != nil || len(file.Providers) == 0 {
+		return "" // an unreadable file is reported when the run loads it
+	}
+	for _, name := range settings.KeyOrder() {
+		if len(file.Providers[name]) > 0 {
+			return name
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(file.Providers)) {
+		if _, ok := st.Providers[name]; ok && len(file.Providers[name]) > 0 {
+			return name
+		}
+	}
+	return ""
 }

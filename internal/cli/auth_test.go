@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/llmtest"
 )
 
 // Test keys: long enough for llmtest to record them as "sk-…1111", and
@@ -167,4 +168,23 @@ func marksOf(t *testing.T, home string) []auth.Mark {
 		t.Fatal(err)
 	}
 	return ms
+}
+
+// TestStoredKeyPicksProvider: a key added with `rally auth add` makes its
+// provider the default, as a key in the environment would.
+func TestStoredKeyPicksProvider(t *testing.T) {
+	isolate(t)
+	srv := llmtest.NewServer(t, llmtest.Step{Text: "from my provider"})
+	os.MkdirAll(".rally", 0o755)
+	os.WriteFile(".rally/settings.json", []byte(`{"providers":{"mine":{"api":"openai-completions","baseUrl":"`+srv.URL+`/v1","models":[{"id":"m"}]}}}`), 0o644)
+	if _, errOut, code := run(t, "", "auth", "add", "mine", "--id", "k1", "--key", "sk-stored-key-00001234"); code != 0 {
+		t.Fatalf("auth add: exit %d: %s", code, errOut)
+	}
+	out, errOut, code := run(t, "", "--no-session", "-p", "hi")
+	if code != 0 || !strings.Contains(out, "from my provider") {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+	if reqs := srv.Requests(); len(reqs) != 1 || !strings.HasSuffix(reqs[0].Credential, "1234") {
+		t.Errorf("requests %+v, want one with the stored key", reqs)
+	}
 }

@@ -144,6 +144,11 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		env.closers = append(env.closers, stop)
 		o = settings.Overrides{Provider: "fake-llm", Model: "fake-model", API: settings.APIOpenAICompletions, BaseURL: url}
 	}
+	if o.Provider == "" && o.BaseURL == "" && st.DefaultProvider == "" {
+		// A key stored with `rally auth add` configures its provider as
+		// much as one in the environment does.
+		o.Provider = storedProvider(settings.Home(userHome(), os.Getenv), st)
+	}
 	target, err := st.Resolve(o, os.Getenv)
 	if err != nil {
 		return nil, &exitError{2, err}
