@@ -1,0 +1,344 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rally-agent/rally/settings"
+)
+
+// The settings form: a tree of groups, tables and fields built from the
+// schema, each field named by its JSON path (retry.maxRetries,
+// providers.openai.timeoutMs) so that the form, the validation errors and
+// the file line up.
+
+// Widgets.
+const (
+	wText     = "text"
+	wNumber   = "number"
+	wSelect   = "select"
+	wLines    = "lines" // a string list, one per line
+	wJSON     = "json"  // anything else, as JSON
+)
+
+type formGroup struct {
+	Key, Title, Description string
+	Fields                  []*field
+	Groups                  []*formGroup
+	Tables                  []*formTable
+}
+
+// formTable is a map of objects, one row per entry, the entries' scalar
+// settings side by side (providers: base URL, key variable, timeouts,
+// max retries).
+type formTable struct {
+	Key, Title, Description string
+	Columns                 []column
+	Rows                    []*tableRow
+}
+
+type column struct{ Name, Description, Hint string }
+
+type tableRow struct {
+	Name  string
+	Cells []*field
+	Extra []*field // the entry's non-scalar settings (a provider's models)
+}
+
+type field struct {
+	Name, Label, Description, Hint string
+	Widget                          string
+	Options                         []option
+	Value                           string // as shown in the input
+	Default                         string // "" when the setting has none
+	Source                          string // default, global or project
+	SourceName                      string // the file, for global and project
+	ReadOnly                        bool   // set in a file that wins over the one edited
+	Errors                          []string
+	node                            *schemaNode
+}
+
+type option struct {
+	Value, Label string
+	Selected     bool
+}
+
+// layers is what a form shows: the effective settings, and the two files.
+type layers struct {
+	eff     *settings.Settings
+	global  *settings.File
+	project *settings.File // nil when the project is the home directory
+	target  *settings.File // the one being edited: global or project
+}
+
+// source names where the value at key comes from.
+func (l *layers) source(key string) (src, name string) {
+	if l.project != nil {
+		if _, ok := l.project.Get(key); ok {
+			return "project", l.project.Name
+		}
+	}
+	if _, ok := l.global.Get(key); ok {
+		return "global", l.global.Name
+	}
+	return "default", ""
+}
+
+// buildForm lays out the whole schema with the values of l.
+func buildForm(root *schemaNode, l *layers) (*formGroup, error) {
+	top := &formGroup{Title: "General"}
+	out := &formGroup{Groups: []*formGroup{top}}
+	for _, name := range root.Properties.names {
+		n := root.Properties.nodes[name]
+		switch {
+		case n.group():
+			g, err := buildGroup(name, name, n, l)
+			if err != nil {
+				return nil, err
+			}
+			out.Groups = append(out.Groups, g)
+		case n.table():
+			t, err := buildTable(name, name, n, l)
+			if err != nil {
+				return nil, err
+			}
+			out.Tables = append(out.Tables, t)
+		default:
+			f, err := buildField(name, name, n, l)
+			if err != nil {
+				return nil, err
+			}
+			// Lists of objects (hooks) get a group of their own: they are
+			// big, and a JSON box among one-line inputs hides them.
+			if f.Widget == wJSON {
+				out.Groups = append(out.Groups, &formGroup{Key: name, Title: name, Description: n.Description, Fields: []*field{f}})
+				continue
+			}
+			top.Fields = append(top.Fields, f)
+		}
+	}
+	return out, nil
+}
+
+func buildGroup(key, title string, n *schemaNode, l *layers) (*formGroup, error) {
+	g := &formGroup{Key: key, Title: title, Description: n.Description}
+	for _, name := range n.Properties.names {
+		c := n.Properties.nodes[name]
+		path := key + "." + name
+		switch {
+		case c.group():
+			sub, err := buildGroup(path, name, c, l)
+			if err != nil {
+				return nil, err
+			}
+			g.Groups = append(g.Groups, sub)
+		case c.table():
+			t, err := buildTable(path, name, c, l)
+			if err != nil {
+				return nil, err
+			}
+			g.Tables = append(g.Tables, t)
+		default:
+			f, err := buildField(path, name, c, l)
+			if err != nil {
+				return nil, err
+			}
+			g.Fields = append(g.Fields, f)
+		}
+	}
+	return g, nil
+}
+
+func buildTable(key, title string, n *schemaNode, l *layers) (*formTable, error) {
+	t := &formTable{Key: key, Title: title, Description: n.Description}
+	item := n.additional
+	for _, name := range item.Properties.names {
+		if c := item.Properties.nodes[name]; c.scalar() {
+			t.Columns = append(t.Columns, column{Name: name, Description: c.Description, Hint: c.hint()})
+		}
+	}
+	raw, err := l.eff.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	var entries map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		return nil, fmt.Errorf("settings form: %s: %w", key, err)
+	}
+	names := make([]string, 0, len(entries))
+	for name := range entries {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, rowName := range names {
+		row := &tableRow{Name: rowName}
+		for _, name := range item.Properties.names {
+			c := item.Properties.nodes[name]
+			f, err := buildField(key+"."+rowName+"."+name, name, c, l)
+			if err != nil {
+				return nil, err
+			}
+			if c.scalar() {
+				row.Cells = append(row.Cells, f)
+			} else {
+				row.Extra = append(row.Extra, f)
+			}
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	return t, nil
+}
+
+func buildField(key, label string, n *schemaNode, l *layers) (*field, error) {
+	raw, err := l.eff.Get(key)
+	if err != nil {
+		return nil, err
+	}
+	f := &field{Name: key, Label: label, Description: n.Description, Hint: n.hint(), node: n}
+	f.Source, f.SourceName = l.source(key)
+	f.ReadOnly = f.Source == "project" && l.target != l.project
+	if len(n.Default) > 0 {
+		f.Default = display(n, n.Default)
+	}
+	f.Value = display(n, raw)
+	switch {
+	case n.Type == "boolean":
+		f.Widget = wSelect
+		f.Options = []option{{Value: "true", Label: "true"}, {Value: "false", Label: "false"}}
+	case len(n.Enum) > 0:
+		f.Widget = wSelect
+		for _, e := range n.Enum {
+			s := fmt.Sprint(e)
+			f.Options = append(f.Options, option{Value: s, Label: s})
+		}
+	case n.Type == "integer" || n.Type == "number":
+		f.Widget = wNumber
+	case n.Type == "string":
+		f.Widget = wText
+	case n.stringList():
+		f.Widget = wLines
+	default:
+		f.Widget = wJSON
+	}
+	if f.Widget == wSelect {
+		// The empty choice removes the key from the file edited, so the
+		// other file or the default applies again.
+		inherit := "(not set)"
+		if f.Default != "" {
+			inherit = "(default: " + f.Default + ")"
+		}
+		f.Options = append([]option{{Value: "", Label: inherit}}, f.Options...)
+		f.selectValue(f.Value)
+	}
+	return f, nil
+}
+
+// selectValue marks the option of value v; the empty one when none fits.
+func (f *field) selectValue(v string) {
+	found := false
+	for i := range f.Options {
+		f.Options[i].Selected = f.Options[i].Value == v && v != ""
+		found = found || f.Options[i].Selected
+	}
+	if !found && len(f.Options) > 0 {
+		f.Options[0].Selected = true
+	}
+}
+
+// display turns a JSON value into the text of its input.
+func display(n *schemaNode, raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	switch {
+	case n.Type == "string":
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	case n.stringList():
+		var ss []string
+		if json.Unmarshal(raw, &ss) == nil {
+			return strings.Join(ss, "\n")
+		}
+	case n.scalar():
+		return string(raw)
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") == nil {
+		return b.String()
+	}
+	return string(raw)
+}
+
+// parse turns what was submitted for f into the JSON to store; nil means
+// remove the key from the file. A value that is not of the field's type is
+// stored as a string, so that validation refuses it with the message
+// `rally settings validate` gives (must be an integer from 0 to 100, got
+// "abc"). Only a JSON box that is not JSON fails here.
+func (f *field) parse(v string) (json.RawMessage, error) {
+	n := f.node
+	if f.Widget != wJSON && f.Widget != wLines {
+		v = strings.TrimSpace(v)
+	}
+	switch f.Widget {
+	case wSelect:
+		if v == "" {
+			return nil, nil
+		}
+		if n.Type == "boolean" && (v == "true" || v == "false") {
+			return json.RawMessage(v), nil
+		}
+		return json.Marshal(v)
+	case wNumber:
+		if v == "" {
+			return nil, nil
+		}
+		if json.Valid([]byte(v)) && strings.Trim(v, "+-.0123456789eE") == "" {
+			return json.RawMessage(v), nil
+		}
+		return json.Marshal(v)
+	case wText:
+		if v == "" {
+			return nil, nil
+		}
+		return json.Marshal(v)
+	case wLines:
+		list := []string{}
+		for line := range strings.Lines(v) {
+			if s := strings.TrimSpace(line); s != "" {
+				list = append(list, s)
+			}
+		}
+		return json.Marshal(list)
+	default:
+		if strings.TrimSpace(v) == "" {
+			return nil, nil
+		}
+		if !json.Valid([]byte(v)) {
+			var x any
+			err := json.Unmarshal([]byte(v), &x)
+			return nil, fmt.Errorf("must be JSON (%v)", err)
+		}
+		return json.RawMessage(v), nil
+	}
+}
+
+// fields lists every field of the form.
+func (g *formGroup) fields() []*field {
+	out := slices.Clone(g.Fields)
+	for _, t := range g.Tables {
+		for _, r := range t.Rows {
+			out = append(out, r.Cells...)
+			out = append(out, r.Extra...)
+		}
+	}
+	for _, s := range g.Groups {
+		out = append(out, s.fields()...)
+	}
+	return out
+}

@@ -1,0 +1,373 @@
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/settings"
+)
+
+// ErrChanged is the message of a save refused because a settings file is
+// no longer what the page was built from.
+const ErrChanged = "the file changed since you loaded it"
+
+// settingsData is what the settings template shows.
+type settingsData struct {
+	Nav      string
+	Target   string // global or project
+	Files    []fileTab
+	Version  string
+	Form     *formGroup
+	Errors   []string // problems not tied to one field
+	Conflict string   // the file that changed, when a save was refused for it
+	Saved    string
+	Broken   bool // the edited file is invalid on disk: nothing can be saved
+}
+
+type fileTab struct {
+	Key, Name, Path string
+	Exists, Current bool
+}
+
+// snapshot is the two settings files as read for one request, with the
+// bytes they were read from.
+type snapshot struct {
+	global, project *settings.File
+	// version identifies the bytes of both files: a hash of each, joined.
+	version string
+	errs    []error // files that could not be read or parsed
+}
+
+// readSnapshot reads both files. A file that cannot be parsed is left out
+// (nil) and its error kept.
+func (s *Server) readSnapshot() *snapshot {
+	sn := &snapshot{}
+	var versions []string
+	read := func(src settings.Source) *settings.File {
+		if src.Path == "" {
+			versions = append(versions, "none")
+			return nil
+		}
+		data, err := os.ReadFile(src.Path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			versions = append(versions, "absent")
+			return &settings.File{Source: src}
+		case err != nil:
+			versions = append(versions, "unreadable")
+			sn.errs = append(sn.errs, fmt.Errorf("read %s: %w", src.Name, err))
+			return nil
+		}
+		sum := sha256.Sum256(data)
+		versions = append(versions, hex.EncodeToString(sum[:12]))
+		f, err := settings.ParseFile(src, data)
+		if err != nil {
+			sn.errs = append(sn.errs, err)
+			return nil
+		}
+		return f
+	}
+	sn.global = read(s.cfg.Settings.Global)
+	sn.project = read(s.cfg.Settings.Project)
+	sn.version = strings.Join(versions, ".")
+	return sn
+}
+
+// changedFile names the file whose bytes differ from those of version, a
+// snapshot's version sent back by a form; "" if none does.
+func (s *Server) changedFile(version string, sn *snapshot) string {
+	old, cur := strings.Split(version, "."), strings.Split(sn.version, ".")
+	for i, src := range []settings.Source{s.cfg.Settings.Global, s.cfg.Settings.Project} {
+		if len(old) != len(cur) || old[i] != cur[i] {
+			return src.Name
+		}
+	}
+	return ""
+}
+
+// target returns the file a request edits and the other one.
+func (s *Server) target(r *http.Request, sn *snapshot) (key string, target, other *settings.File) {
+	key = r.FormValue("_file")
+	if key == "project" && s.cfg.Settings.Project.Path != "" {
+		return "project", sn.project, sn.global
+	}
+	return "global", sn.global, sn.project
+}
+
+// ordered returns the files in precedence order, lowest first, leaving
+// out the ones that are missing or invalid.
+func ordered(global, project *settings.File) []*settings.File {
+	var out []*settings.File
+	for _, f := range []*settings.File{global, project} {
+		if f == nil {
+			continue
+		}
+		if _, err := f.Check(); err == nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request) {
+	sn := s.readSnapshot()
+	d, _, err := s.settingsForm(r, sn)
+	if err != nil {
+		http.Error(w, "rally web: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if n := r.FormValue("saved"); n != "" {
+		d.Saved = fmt.Sprintf("Saved: %s change(s) to %s.", n, d.targetName())
+		if n == "0" {
+			d.Saved = "Nothing to save: no value was changed."
+		}
+	}
+	s.render(w, http.StatusOK, "settings.html", d)
+}
+
+// settingsForm builds the page for the file r asks for.
+func (s *Server) settingsForm(r *http.Request, sn *snapshot) (*settingsData, *layers, error) {
+	key, target, _ := s.target(r, sn)
+	d := &settingsData{Nav: "settings", Target: key, Version: sn.version}
+	for _, e := range sn.errs {
+		for _, se := range settings.Errors(e) {
+			d.Errors = append(d.Errors, se.Error())
+		}
+		if len(settings.Errors(e)) == 0 {
+			d.Errors = append(d.Errors, e.Error())
+		}
+	}
+	if target == nil {
+		d.Broken = true
+		target = &settings.File{} // shown read-only with the effective values
+	}
+	for _, t := range []struct {
+		key string
+		src settings.Source
+	}{{"global", s.cfg.Settings.Global}, {"project", s.cfg.Settings.Project}} {
+		if t.src.Path == "" {
+			continue
+		}
+		_, err := os.Stat(t.src.Path)
+		d.Files = append(d.Files, fileTab{Key: t.key, Name: t.src.Name, Path: t.src.Path, Exists: err == nil, Current: t.key == key})
+	}
+	eff, _, err := settings.Merge(ordered(sn.global, sn.project)...)
+	if err != nil {
+		// The files are fine alone but not together (a defaultProvider
+		// the other file dropped): show the defaults and say why.
+		for _, e := range settings.Errors(err) {
+			d.Errors = append(d.Errors, e.Error())
+		}
+		eff = settings.Default()
+	}
+	l := &layers{eff: eff, global: orEmpty(sn.global, s.cfg.Settings.Global), target: target}
+	if s.cfg.Settings.Project.Path != "" {
+		l.project = orEmpty(sn.project, s.cfg.Settings.Project)
+		if key == "project" {
+			l.target = l.project
+		}
+	}
+	if key == "global" {
+		l.target = l.global
+	}
+	root, _ := loadSchema()
+	form, err := buildForm(root, l)
+	if err != nil {
+		return nil, nil, err
+	}
+	d.Form = form
+	return d, l, nil
+}
+
+func orEmpty(f *settings.File, src settings.Source) *settings.File {
+	if f == nil {
+		return &settings.File{Source: src}
+	}
+	return f
+}
+
+// saveSettings applies a submitted form to one file. Nothing is written
+// unless every value is valid, alone and merged with the other file, and
+// neither file changed since the form was loaded.
+func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "rally web: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	sn := s.readSnapshot()
+	d, l, err := s.settingsForm(r, sn)
+	if err != nil {
+		http.Error(w, "rally web: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if name := s.changedFile(r.PostFormValue("_version"), sn); name != "" {
+		d.Conflict = name
+		s.render(w, http.StatusConflict, "settings.html", d)
+		return
+	}
+	if d.Broken {
+		d.Errors = append(d.Errors, "fix the file by hand first; nothing was written")
+		s.render(w, http.StatusUnprocessableEntity, "settings.html", d)
+		return
+	}
+	fields := d.Form.fields()
+	byName := make(map[string]*field, len(fields))
+	for _, f := range fields {
+		byName[f.Name] = f
+	}
+	// Only the form's own fields are accepted: nothing else (a key, say)
+	// can be slipped in.
+	for name := range r.PostForm {
+		if !strings.HasPrefix(name, "_") && byName[name] == nil {
+			d.Errors = append(d.Errors, fmt.Sprintf("%s: not a setting this page edits; nothing was written", name))
+		}
+	}
+	changes := 0
+	for _, f := range fields {
+		vals, sent := r.PostForm[f.Name]
+		if !sent {
+			continue // a field not submitted is left alone
+		}
+		v := vals[0]
+		if looksLikeKey(v) {
+			f.Errors = append(f.Errors, "looks like an API key: keys are never stored here (use rally auth add); the value is not shown")
+			f.Value = ""
+			continue
+		}
+		if f.unchanged(v) {
+			continue
+		}
+		if f.ReadOnly {
+			f.Errors = append(f.Errors, fmt.Sprintf("set in %s, which wins over this file; edit it there", f.SourceName))
+			continue
+		}
+		raw, err := f.parse(v)
+		if err == nil {
+			if raw == nil {
+				err = l.target.Delete(f.Name)
+			} else {
+				err = l.target.SetJSON(f.Name, raw)
+			}
+		}
+		f.Value = v
+		if f.Widget == wSelect {
+			f.selectValue(v)
+		}
+		if err != nil {
+			f.Errors = append(f.Errors, fmt.Sprintf("%s: %s: %v", l.target.Name, f.Name, err))
+			continue
+		}
+		changes++
+	}
+	// The edited file is checked together with the other one (a
+	// defaultProvider defined there), unless that one is broken itself:
+	// that must not block editing this one, as with rally settings set.
+	var files []*settings.File
+	for _, f := range []*settings.File{l.global, l.project} {
+		if f == nil {
+			continue
+		}
+		if _, err := f.Check(); f == l.target || err == nil {
+			files = append(files, f)
+		}
+	}
+	_, _, err = settings.Merge(files...)
+	for _, e := range settings.Errors(err) {
+		if f := fieldFor(byName, e.Path); f != nil {
+			f.Errors = append(f.Errors, e.Error())
+			if strings.HasSuffix(f.Name, "apiKeyEnv") {
+				f.Value = "" // it may be a key pasted in the wrong place
+			}
+		} else {
+			d.Errors = append(d.Errors, e.Error())
+		}
+	}
+	if err != nil && len(settings.Errors(err)) == 0 {
+		d.Errors = append(d.Errors, err.Error())
+	}
+	if len(d.Errors) > 0 || slices.ContainsFunc(fields, func(f *field) bool { return len(f.Errors) > 0 }) {
+		d.Errors = append(d.Errors, "nothing was written: fix the values marked below")
+		s.render(w, http.StatusUnprocessableEntity, "settings.html", d)
+		return
+	}
+	if changes > 0 {
+		if err := l.target.Save(); err != nil {
+			d.Errors = append(d.Errors, err.Error())
+			for _, e := range settings.Errors(err) {
+				d.Errors = append(d.Errors, e.Error())
+			}
+			s.render(w, http.StatusConflict, "settings.html", d)
+			return
+		}
+	}
+	q := url.Values{"_file": {d.Target}, "saved": {fmt.Sprint(changes)}}
+	http.Redirect(w, r, "/settings?"+q.Encode(), http.StatusSeeOther)
+}
+
+// fieldFor finds the input an error at path belongs to: the field of that
+// path, else of the nearest enclosing path (retry.fallbackModels for
+// retry.fallbackModels[1]).
+func fieldFor(byName map[string]*field, path string) *field {
+	for p := path; p != ""; {
+		if f := byName[p]; f != nil {
+			return f
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return nil
+}
+
+func normalizeLines(v string) string {
+	var out []string
+	for line := range strings.Lines(v) {
+		if s := strings.TrimSpace(line); s != "" {
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// looksLikeKey reports a value shaped like a provider API key, by the one
+// rule rally redacts them with.
+func looksLikeKey(v string) bool {
+	return !strings.Contains(v, "[redacted]") && strings.Contains(auth.Redact(v), "[redacted]")
+}
+
+// unchanged reports whether v, as submitted, is the value the form showed.
+// Browsers send a textarea's line ends as CRLF.
+func (f *field) unchanged(v string) bool {
+	switch f.Widget {
+	case wLines:
+		return normalizeLines(v) == f.Value
+	case wJSON:
+		var a, b bytes.Buffer
+		if json.Compact(&a, []byte(v)) == nil && json.Compact(&b, []byte(f.Value)) == nil {
+			return a.String() == b.String()
+		}
+		return strings.TrimSpace(v) == strings.TrimSpace(f.Value)
+	}
+	return strings.TrimSpace(v) == f.Value
+}
+
+func (d *settingsData) targetName() string {
+	for _, t := range d.Files {
+		if t.Current {
+			return t.Name
+		}
+	}
+	return d.Target
+}

@@ -1,0 +1,266 @@
+package web
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+)
+
+// The timeline is an SVG drawn on the server from a session's entries:
+// model calls as bars from the request to the written message (failed ones
+// red), tool runs in a lane below, the waits before retries as labelled
+// gaps, compactions as marks. Stretches where nothing ran for longer than
+// idleBreak (the user reading or away) are cut to a fixed width with the
+// idle time written in, so a session spread over a day still shows where
+// its working time went.
+
+const (
+	tlWidth    = 1000.0
+	tlLeft     = 60.0 // room for the lane names
+	tlRight    = 10.0
+	tlCallY    = 34.0
+	tlToolY    = 70.0
+	tlBarH     = 22.0
+	tlHeight   = 130.0
+	tlMinBar   = 1.5  // a call of a few milliseconds still shows
+	tlBreakW   = 28.0 // width of a cut idle stretch
+	idleBreak  = 10 * time.Second
+	tlMinLabel = 70.0 // least room between two axis labels
+)
+
+type timeline struct {
+	Width, Height float64
+	CallY, ToolY  float64
+	BarH          float64
+	// Top and Bottom bound the lanes; AxisY is the baseline of the time
+	// labels, FailY of the failed calls' class labels.
+	Top, Bottom, AxisY, FailY float64
+	Bars          []tlBar
+	Waits         []tlWait
+	Breaks        []tlBreak
+	Marks         []tlMark
+	Ticks         []tlTick
+	Failures      []tlFailure // the failed calls, for the list under the picture
+}
+
+type tlBar struct {
+	X, Y, W float64
+	Class   string // call, call failed, call aborted, tool, tool failed
+	Title   string
+	Anchor  string // the transcript entry's id
+}
+
+type tlWait struct {
+	X, W  float64
+	Label string
+}
+
+type tlBreak struct {
+	X     float64
+	Label string
+}
+
+type tlMark struct {
+	X     float64
+	Label string
+}
+
+type tlTick struct {
+	X     float64
+	Label string
+}
+
+type tlFailure struct {
+	X                          float64 // where its bar starts
+	Anchor, Time, Class, Error string
+	Retried                    bool
+	item                       int // its bar's index in the layout
+}
+
+// span is an interval of the session's time.
+type span struct{ from, to time.Time }
+
+// drawTimeline lays out the entries of v.
+func drawTimeline(v *sessionView) *timeline {
+	tl := &timeline{Width: tlWidth, Height: tlHeight, CallY: tlCallY, ToolY: tlToolY, BarH: tlBarH,
+		Top: tlCallY - 18, Bottom: tlToolY + tlBarH, AxisY: tlToolY + tlBarH + 18, FailY: tlCallY + tlBarH + 11}
+	type item struct {
+		span
+		bar  *tlBar
+		wait bool
+	}
+	var items []item
+	var lastCallEnd time.Time // where a tool run starts
+	var failedEnd time.Time   // end of a retried failure, where its wait starts
+	var compactions []time.Time
+	var compactLabels []string
+	for i := range v.Entries {
+		e := &v.Entries[i]
+		switch e.Kind {
+		case kindAssistant:
+			start, end := e.Start, e.End
+			if start.IsZero() || start.After(end) {
+				start = end
+			}
+			if !failedEnd.IsZero() && start.After(failedEnd) {
+				items = append(items, item{span: span{failedEnd, start}, wait: true})
+			}
+			failedEnd = time.Time{}
+			class, title := "call", fmt.Sprintf("%s · %s", e.Model, dur(end.Sub(start)))
+			switch {
+			case e.Failed():
+				class = "call failed"
+				cls := e.Class()
+				title = fmt.Sprintf("%s failed after %s: %s: %s", e.Model, dur(end.Sub(start)), cls, e.Error)
+				tl.Failures = append(tl.Failures, tlFailure{Anchor: e.ID, Time: clock(end), Class: cls, Error: e.Error, Retried: e.Retried, item: len(items)})
+				if e.Retried {
+					failedEnd = end
+				}
+			case e.StopReason == "aborted":
+				class = "call aborted"
+				title = fmt.Sprintf("%s aborted after %s", e.Model, dur(end.Sub(start)))
+			}
+			items = append(items, item{span: span{start, end}, bar: &tlBar{Y: tlCallY, Class: class, Title: title, Anchor: e.ID}})
+			lastCallEnd = end
+		case kindToolResult:
+			start := lastCallEnd
+			if start.IsZero() || start.After(e.End) {
+				start = e.End
+			}
+			class := "tool"
+			if e.IsError {
+				class = "tool failed"
+			}
+			items = append(items, item{span: span{start, e.End}, bar: &tlBar{Y: tlToolY, Class: class,
+				Title: fmt.Sprintf("%s · %s", e.ToolName, dur(e.End.Sub(start))), Anchor: e.ID}})
+			lastCallEnd = e.End // parallel tool calls run one after another
+		case kindCompaction:
+			compactions = append(compactions, e.End)
+			compactLabels = append(compactLabels, fmt.Sprintf("compaction (%d tokens before)", e.TokensBefore))
+		case kindUser:
+			failedEnd = time.Time{} // a new prompt starts; no wait spans it
+		}
+	}
+	for _, c := range compactions {
+		items = append(items, item{span: span{c, c}})
+	}
+	if len(items) == 0 {
+		return tl
+	}
+	spans := make([]span, len(items))
+	for i, it := range items {
+		spans[i] = it.span
+	}
+	sc := newScale(spans)
+	for i := range tl.Failures {
+		tl.Failures[i].X = sc.x(items[tl.Failures[i].item].from)
+	}
+	for _, it := range items {
+		x0, x1 := sc.x(it.from), sc.x(it.to)
+		switch {
+		case it.wait:
+			tl.Waits = append(tl.Waits, tlWait{X: x0, W: x1 - x0, Label: "wait " + dur(it.to.Sub(it.from))})
+		case it.bar != nil:
+			b := *it.bar
+			b.X, b.W = x0, max(x1-x0, tlMinBar)
+			tl.Bars = append(tl.Bars, b)
+		}
+	}
+	for i, c := range compactions {
+		tl.Marks = append(tl.Marks, tlMark{X: sc.x(c), Label: compactLabels[i]})
+	}
+	tl.Breaks = sc.breaks
+	tl.Ticks = sc.ticks()
+	return tl
+}
+
+// scale maps times to x: the busy stretches side by side, each idle
+// stretch longer than idleBreak replaced by a break of fixed width.
+type scale struct {
+	segs   []segment
+	perMs  float64
+	breaks []tlBreak
+}
+
+type segment struct {
+	span
+	x float64 // where it starts
+}
+
+func newScale(spans []span) *scale {
+	slices.SortFunc(spans, func(a, b span) int { return a.from.Compare(b.from) })
+	var segs []segment
+	for _, s := range spans {
+		if n := len(segs); n > 0 && s.from.Sub(segs[n-1].to) <= idleBreak {
+			if s.to.After(segs[n-1].to) {
+				segs[n-1].to = s.to
+			}
+			continue
+		}
+		segs = append(segs, segment{span: s})
+	}
+	var busy time.Duration
+	for _, s := range segs {
+		busy += s.to.Sub(s.from)
+	}
+	room := tlWidth - tlLeft - tlRight - tlBreakW*float64(len(segs)-1)
+	sc := &scale{segs: segs, perMs: room / max(float64(busy.Milliseconds()), 1)}
+	x := tlLeft
+	for i := range segs {
+		if i > 0 {
+			sc.breaks = append(sc.breaks, tlBreak{X: x, Label: "idle " + dur(segs[i].from.Sub(segs[i-1].to))})
+			x += tlBreakW
+		}
+		segs[i].x = x
+		x += float64(segs[i].to.Sub(segs[i].from).Milliseconds()) * sc.perMs
+	}
+	return sc
+}
+
+// x is the position of t, which lies in some segment.
+func (sc *scale) x(t time.Time) float64 {
+	i := sort.Search(len(sc.segs), func(i int) bool { return sc.segs[i].to.After(t) || sc.segs[i].to.Equal(t) })
+	if i == len(sc.segs) {
+		i--
+	}
+	s := sc.segs[i]
+	if t.Before(s.from) {
+		t = s.from
+	}
+	return s.x + float64(t.Sub(s.from).Milliseconds())*sc.perMs
+}
+
+// ticks labels the start of each busy stretch with its clock time, and
+// the end of the last, where there is room.
+func (sc *scale) ticks() []tlTick {
+	var out []tlTick
+	add := func(x float64, t time.Time) {
+		if n := len(out); n > 0 && x-out[n-1].X < tlMinLabel {
+			return
+		}
+		out = append(out, tlTick{X: x, Label: clock(t)})
+	}
+	for _, s := range sc.segs {
+		add(s.x, s.from)
+	}
+	last := sc.segs[len(sc.segs)-1]
+	add(sc.x(last.to), last.to)
+	return out
+}
+
+func clock(t time.Time) string { return t.Local().Format("15:04:05") }
+
+// dur writes a duration for a label: 850ms, 2.0s, 1m05s, 3h12m.
+func dur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	default:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+}
