@@ -17,11 +17,11 @@ import (
 
 // Widgets.
 const (
-	wText     = "text"
-	wNumber   = "number"
-	wSelect   = "select"
-	wLines    = "lines" // a string list, one per line
-	wJSON     = "json"  // anything else, as JSON
+	wText   = "text"
+	wNumber = "number"
+	wSelect = "select"
+	wLines  = "lines" // a string list, one per line
+	wJSON   = "json"  // anything else, as JSON
 )
 
 type formGroup struct {
@@ -50,15 +50,15 @@ type tableRow struct {
 
 type field struct {
 	Name, Label, Description, Hint string
-	Widget                          string
-	Options                         []option
-	Value                           string // as shown in the input
-	Default                         string // "" when the setting has none
-	Source                          string // default, global or project
-	SourceName                      string // the file, for global and project
-	ReadOnly                        bool   // set in a file that wins over the one edited
-	Errors                          []string
-	node                            *schemaNode
+	Widget                         string
+	Options                        []option
+	Value                          string // as shown in the input
+	Default                        string // "" when the setting has none
+	Source                         string // default, global or project
+	SourceName                     string // the file, for global and project
+	ReadOnly                       bool   // set in a file that wins over the one edited
+	Errors                         []string
+	node                           *schemaNode
 }
 
 type option struct {
@@ -89,7 +89,7 @@ func (l *layers) source(key string) (src, name string) {
 
 // buildForm lays out the whole schema with the values of l.
 func buildForm(root *schemaNode, l *layers) (*formGroup, error) {
-	top := &formGroup{Title: "General"}
+	top := &formGroup{Key: "general", Title: "General"}
 	out := &formGroup{Groups: []*formGroup{top}}
 	for _, name := range root.Properties.names {
 		n := root.Properties.nodes[name]

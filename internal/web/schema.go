@@ -15,18 +15,18 @@ import (
 // The form is built from it at every request, so a setting added to the
 // settings types appears on the page without the page changing.
 type schemaNode struct {
-	Ref         string           `json:"$ref"`
+	Ref         string                 `json:"$ref"`
 	Defs        map[string]*schemaNode `json:"$defs"`
-	Type        string           `json:"type"`
-	Title       string           `json:"title"`
-	Description string           `json:"description"`
-	Default     json.RawMessage  `json:"default"`
-	Enum        []any            `json:"enum"`
-	Minimum     *json.Number     `json:"minimum"`
-	Maximum     *json.Number     `json:"maximum"`
-	Pattern     string           `json:"pattern"`
-	Items       *schemaNode      `json:"items"`
-	Properties  props            `json:"properties"`
+	Type        string                 `json:"type"`
+	Title       string                 `json:"title"`
+	Description string                 `json:"description"`
+	Default     json.RawMessage        `json:"default"`
+	Enum        []any                  `json:"enum"`
+	Minimum     *json.Number           `json:"minimum"`
+	Maximum     *json.Number           `json:"maximum"`
+	Pattern     string                 `json:"pattern"`
+	Items       *schemaNode            `json:"items"`
+	Properties  props                  `json:"properties"`
 	// AdditionalRaw is additionalProperties: false, or the schema of a
 	// map's values (providers).
 	AdditionalRaw json.RawMessage `json:"additionalProperties"`

@@ -36,12 +36,12 @@ type timeline struct {
 	// Top and Bottom bound the lanes; AxisY is the baseline of the time
 	// labels, FailY of the failed calls' class labels.
 	Top, Bottom, AxisY, FailY float64
-	Bars          []tlBar
-	Waits         []tlWait
-	Breaks        []tlBreak
-	Marks         []tlMark
-	Ticks         []tlTick
-	Failures      []tlFailure // the failed calls, for the list under the picture
+	Bars                      []tlBar
+	Waits                     []tlWait
+	Breaks                    []tlBreak
+	Marks                     []tlMark
+	Ticks                     []tlTick
+	Failures                  []tlFailure // the failed calls, for the list under the picture
 }
 
 type tlBar struct {

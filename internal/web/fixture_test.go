@@ -1,0 +1,180 @@
+package web
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rally-agent/rally/settings"
+)
+
+// Session files for the tests are written line by line in the pi v3
+// format (DESIGN §3.5), with chosen times, so that a timeline's bars and
+// waits have known lengths.
+
+// t0 is the start of every fixture session.
+var t0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+
+// journal builds one session file.
+type journal struct {
+	id     string
+	lines  []string
+	parent string
+	n      int
+}
+
+func newFixture(id string) *journal {
+	j := &journal{id: id}
+	j.lines = append(j.lines, fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":%q,"cwd":"/proj"}`, id, iso(t0)))
+	return j
+}
+
+func iso(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+// at is a time offset from t0 in milliseconds.
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+// entry appends an entry of type typ written at end, with the fields of
+// body (a JSON object's members, without braces).
+func (j *journal) entry(typ string, end time.Time, body string) string {
+	j.n++
+	id := fmt.Sprintf("%08x", j.n)
+	parent := "null"
+	if j.parent != "" {
+		parent = fmt.Sprintf("%q", j.parent)
+	}
+	line := fmt.Sprintf(`{"type":%q,"id":%q,"parentId":%s,"timestamp":%q`, typ, id, parent, iso(end))
+	if body != "" {
+		line += "," + body
+	}
+	j.lines = append(j.lines, line+"}")
+	j.parent = id
+	return id
+}
+
+func js(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func (j *journal) user(end time.Time, text string) {
+	j.entry("message", end, `"message":{"role":"user","content":[{"type":"text","text":`+js(text)+`}],"timestamp":`+fmt.Sprint(end.UnixMilli())+`}`)
+}
+
+// call is a model call from start to end; errMsg "" is a success with
+// text, else a failure (retried: a retry replaced it).
+func (j *journal) call(start, end time.Time, text, errMsg string, retried bool) {
+	stop, extra := "stop", ""
+	if errMsg != "" {
+		stop, extra = "error", `,"errorMessage":`+js(errMsg)
+	}
+	content := `[]`
+	if text != "" {
+		content = `[{"type":"text","text":` + js(text) + `}]`
+	}
+	body := `"message":{"role":"assistant","content":` + content + `,"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"` + stop + `"` + extra + `,"timestamp":` + fmt.Sprint(start.UnixMilli()) + `}`
+	if retried {
+		body += `,"retried":true`
+	}
+	j.entry("message", end, body)
+}
+
+// tool is a model call asking for a tool, then the tool's result.
+func (j *journal) tool(start, callEnd, end time.Time, name, args, output string) {
+	j.entry("message", callEnd, `"message":{"role":"assistant","content":[{"type":"toolCall","id":"call_1","name":`+js(name)+`,"arguments":`+args+`}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"toolUse","timestamp":`+fmt.Sprint(start.UnixMilli())+`}`)
+	j.entry("message", end, `"message":{"role":"toolResult","toolCallId":"call_1","toolName":`+js(name)+`,"content":[{"type":"text","text":`+js(output)+`}],"isError":false,"timestamp":`+fmt.Sprint(end.UnixMilli())+`}`)
+}
+
+func (j *journal) compaction(end time.Time, summary string) {
+	j.entry("compaction", end, `"summary":`+js(summary)+`,"firstKeptEntryId":"00000001","tokensBefore":4242`)
+}
+
+// name is the file name rally would give the session.
+func (j *journal) name() string {
+	return strings.NewReplacer(":", "-", ".", "-").Replace(iso(t0)) + "_" + j.id + ".jsonl"
+}
+
+func (j *journal) write(t testing.TB, dir string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, j.name())
+	if err := os.WriteFile(p, []byte(strings.Join(j.lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return j.name()
+}
+
+// retrySession is a prompt whose first model call failed with an overload
+// and was retried after a 2 s wait.
+func retrySession(id string) *journal {
+	j := newFixture(id)
+	j.user(at(0), "What does rally do?")
+	j.call(at(100), at(600), "", "529 overloaded_error: Overloaded", true)
+	j.call(at(2600), at(3500), "It retries.", "", false)
+	return j
+}
+
+// env is a console over temporary settings files and a session directory.
+type env struct {
+	home, project, sessions string
+	src                     settings.Sources
+	srv                     *Server
+	ts                      *httptest.Server
+	client                  *http.Client // holds the token's cookie
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	root := t.TempDir()
+	e := &env{home: filepath.Join(root, "home"), project: filepath.Join(root, "proj"), sessions: filepath.Join(root, "sessions")}
+	e.src = settings.Locate(e.home, e.project, func(string) string { return "" })
+	srv, err := New(Config{Settings: e.src, SessionDir: e.sessions, Token: "test-token-0123456789"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = srv
+	e.ts = httptest.NewServer(srv)
+	t.Cleanup(e.ts.Close)
+	jar, _ := cookiejar.New(nil)
+	e.client = &http.Client{Jar: jar}
+	resp, err := e.client.Get(e.ts.URL + "/?token=" + srv.Token())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("token visit: %s", resp.Status)
+	}
+	return e
+}
+
+func writeFile(t testing.TB, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(b)
+}

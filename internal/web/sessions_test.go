@@ -1,0 +1,179 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestSessionsList(t *testing.T) {
+	e := newEnv(t)
+	old := retrySession("11111111-1111-4111-8111-111111111111")
+	old.write(t, e.sessions)
+	// A newer session: its file name's time is later.
+	t0saved := t0
+	t0 = t0.Add(3600e9)
+	newer := newFixture("22222222-2222-4222-8222-222222222222")
+	newer.user(at(0), "Second prompt")
+	newer.call(at(10), at(1510), "", "401 invalid x-api-key", false)
+	newer.write(t, e.sessions)
+	t0 = t0saved
+	writeFile(t, e.sessions+"/notes.txt", "not a session")
+	writeFile(t, e.sessions+"/2026-01-01T00-00-00-000Z_broken.jsonl", "not json\n")
+
+	code, page := e.get(t, "/sessions")
+	if code != 200 {
+		t.Fatal(code)
+	}
+	rows := regexp.MustCompile(`(?s)<tr><td>.*?</tr>`).FindAllString(page, -1)
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3:\n%s", len(rows), page)
+	}
+	cells := func(row string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile(`(?s)<td[^>]*>(.*?)</td>`).FindAllStringSubmatch(row, -1) {
+			out = append(out, regexp.MustCompile(`<[^>]+>`).ReplaceAllString(m[1], ""))
+		}
+		return out
+	}
+	// Newest first: started, title, model, messages, retries, failed, duration.
+	if c := cells(rows[0]); c[1] != "Second prompt" || c[2] != "anthropic/claude-sonnet-4-5" || c[3] != "2" || c[4] != "0" || c[5] != "1" || c[6] != "1.5s" {
+		t.Errorf("newest row %q", c)
+	}
+	if c := cells(rows[1]); c[1] != "What does rally do?" || c[3] != "2" || c[4] != "1" || c[5] != "0" || c[6] != "3.5s" {
+		t.Errorf("older row %q", c)
+	}
+	if c := cells(rows[2]); !strings.Contains(c[1], "no session header") {
+		t.Errorf("broken file row %q", c)
+	}
+}
+
+func TestSessionTimeline(t *testing.T) {
+	e := newEnv(t)
+	j := retrySession("33333333-3333-4333-8333-333333333333")
+	j.tool(at(3600), at(4000), at(5000), "bash", `{"command":"ls"}`, "go.mod")
+	j.compaction(at(5100), "Asked what rally does.")
+	j.user(at(60000), "Later prompt, after a minute away")
+	j.call(at(60010), at(60500), "Sure.", "", false)
+	name := j.write(t, e.sessions)
+
+	v, err := loadSession(e.sessions, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl := drawTimeline(v)
+	var failed, calls, tools int
+	for _, b := range tl.Bars {
+		switch b.Class {
+		case "call failed":
+			failed++
+		case "call":
+			calls++
+		case "tool":
+			tools++
+		}
+	}
+	if failed != 1 || calls != 3 || tools != 1 {
+		t.Errorf("bars: %d failed, %d calls, %d tools", failed, calls, tools)
+	}
+	if len(tl.Waits) != 1 || tl.Waits[0].Label != "wait 2.0s" {
+		t.Fatalf("waits %+v", tl.Waits)
+	}
+	if len(tl.Failures) != 1 || tl.Failures[0].Class != "transient" || !tl.Failures[0].Retried {
+		t.Errorf("failures %+v", tl.Failures)
+	}
+	if len(tl.Marks) != 1 || !strings.Contains(tl.Marks[0].Label, "compaction") {
+		t.Errorf("marks %+v", tl.Marks)
+	}
+	if len(tl.Breaks) != 1 || tl.Breaks[0].Label != "idle 54.9s" {
+		t.Errorf("breaks %+v", tl.Breaks)
+	}
+	// The wait lies between the failed bar's end and the retry's start.
+	var fail, retry tlBar
+	for _, b := range tl.Bars {
+		if b.Class == "call failed" {
+			fail = b
+		}
+		if b.Class == "call" && retry.Class == "" {
+			retry = b
+		}
+	}
+	w := tl.Waits[0]
+	if d := w.X - (fail.X + fail.W); d < -0.01 || d > 0.01 || w.X+w.W > retry.X+0.01 || w.W < 100 {
+		t.Errorf("wait at %.1f+%.1f, failed bar %.1f+%.1f, retry at %.1f", w.X, w.W, fail.X, fail.W, retry.X)
+	}
+	code, page := e.get(t, "/sessions/"+name)
+	if code != 200 {
+		t.Fatal(code)
+	}
+	for _, s := range []string{`<rect class="call failed"`, `<text class="wait-label"`, ">wait 2.0s</text>", "529 overloaded_error: Overloaded", "<b class=\"class\">transient</b>"} {
+		if !strings.Contains(page, s) {
+			t.Errorf("page lacks %s", s)
+		}
+	}
+}
+
+// hostile is text that would run script if a page inserted it unescaped.
+const hostile = `<script>window.pwned=1</script><img src=x onerror="window.pwned=2"></pre><svg onload="window.pwned=3">`
+
+// scriptSession puts hostile text everywhere a session file can hold it.
+func scriptSession(id string) *journal {
+	j := newFixture(id)
+	j.entry("session_info", at(0), `"name":`+js("name "+hostile))
+	j.user(at(0), "user "+hostile)
+	j.call(at(10), at(20), "", "500 "+hostile, true)
+	j.call(at(30), at(40), "answer "+hostile, "", false)
+	j.tool(at(50), at(60), at(70), "bash"+hostile, `{"command":`+js(hostile)+`}`, "output "+hostile)
+	j.compaction(at(80), "summary "+hostile)
+	return j
+}
+
+func TestSessionScriptInert(t *testing.T) {
+	e := newEnv(t)
+	name := scriptSession("44444444-4444-4444-8444-444444444444").write(t, e.sessions)
+	for _, p := range []string{"/sessions", "/sessions/" + name} {
+		code, page := e.get(t, p)
+		if code != 200 {
+			t.Fatal(p, code)
+		}
+		low := strings.ToLower(page)
+		for _, bad := range []string{"<script", "<img", `onerror="`, `onload="`, "<svg onload"} {
+			if strings.Contains(low, bad) {
+				t.Errorf("%s holds %q", p, bad)
+			}
+		}
+		if !strings.Contains(page, "&lt;script&gt;window.pwned=1&lt;/script&gt;") {
+			t.Errorf("%s does not show the text escaped", p)
+		}
+	}
+}
+
+func TestSessionNameChecked(t *testing.T) {
+	e := newEnv(t)
+	writeFile(t, e.home+"/secret.jsonl", `{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}`)
+	for _, p := range []string{"/sessions/..%2Fhome%2Fsecret.jsonl", "/sessions/.hidden.jsonl", "/sessions/nope.jsonl", "/sessions/x.txt"} {
+		if code, _ := e.get(t, p); code != http.StatusNotFound {
+			t.Errorf("GET %s: %d, want 404", p, code)
+		}
+	}
+}
+
+func TestSummariesCache(t *testing.T) {
+	e := newEnv(t)
+	j := retrySession("55555555-5555-4555-8555-555555555555")
+	j.write(t, e.sessions)
+	s := newSummaries(e.sessions)
+	a, err := s.list(context.Background())
+	if err != nil || len(a) != 1 || a[0].Messages != 2 {
+		t.Fatalf("%+v %v", a, err)
+	}
+	// The file grows: the summary follows.
+	j.user(at(4000), "more")
+	j.write(t, e.sessions)
+	b, _ := s.list(context.Background())
+	if b[0].Messages != 3 {
+		t.Errorf("after an append: %d messages", b[0].Messages)
+	}
+}
