@@ -40,7 +40,7 @@ type formTable struct {
 	Rows                    []*tableRow
 }
 
-type column struct{ Name, Description, Hint string }
+type column struct{ Name, Description, Hint, Default string }
 
 type tableRow struct {
 	Name  string
@@ -57,6 +57,7 @@ type field struct {
 	Source                         string // default, global or project
 	SourceName                     string // the file, for global and project
 	ReadOnly                       bool   // set in a file that wins over the one edited
+	Bare                           bool   // its group already says what it is
 	Errors                         []string
 	node                           *schemaNode
 }
@@ -114,6 +115,7 @@ func buildForm(root *schemaNode, l *layers) (*formGroup, error) {
 			// Lists of objects (hooks) get a group of their own: they are
 			// big, and a JSON box among one-line inputs hides them.
 			if f.Widget == wJSON {
+				f.Bare = true
 				out.Groups = append(out.Groups, &formGroup{Key: name, Title: name, Description: n.Description, Fields: []*field{f}})
 				continue
 			}
@@ -157,7 +159,11 @@ func buildTable(key, title string, n *schemaNode, l *layers) (*formTable, error)
 	item := n.additional
 	for _, name := range item.Properties.names {
 		if c := item.Properties.nodes[name]; c.scalar() {
-			t.Columns = append(t.Columns, column{Name: name, Description: c.Description, Hint: c.hint()})
+			col := column{Name: name, Description: c.Description, Hint: c.hint()}
+			if len(c.Default) > 0 {
+				col.Default = display(c, c.Default)
+			}
+			t.Columns = append(t.Columns, col)
 		}
 	}
 	raw, err := l.eff.Get(key)

@@ -18,7 +18,7 @@ import (
 const (
 	tlWidth    = 1000.0
 	tlLeft     = 60.0 // room for the lane names
-	tlRight    = 10.0
+	tlRight    = 30.0
 	tlCallY    = 34.0
 	tlToolY    = 70.0
 	tlBarH     = 22.0
@@ -62,13 +62,16 @@ type tlBreak struct {
 }
 
 type tlMark struct {
-	X     float64
-	Label string
+	X      float64
+	Label  string
+	LabelX float64
+	Anchor string // text-anchor of the label: start, or end near the right edge
 }
 
 type tlTick struct {
-	X     float64
-	Label string
+	X      float64
+	Label  string
+	Anchor string // text-anchor: start, middle, or end for the last
 }
 
 type tlFailure struct {
@@ -168,7 +171,12 @@ func drawTimeline(v *sessionView) *timeline {
 		}
 	}
 	for i, c := range compactions {
-		tl.Marks = append(tl.Marks, tlMark{X: sc.x(c), Label: compactLabels[i]})
+		m := tlMark{X: sc.x(c), Label: compactLabels[i], Anchor: "start"}
+		m.LabelX = m.X + 3
+		if m.X > tlWidth/2 {
+			m.Anchor, m.LabelX = "end", m.X-3
+		}
+		tl.Marks = append(tl.Marks, m)
 	}
 	tl.Breaks = sc.breaks
 	tl.Ticks = sc.ticks()
@@ -239,13 +247,16 @@ func (sc *scale) ticks() []tlTick {
 		if n := len(out); n > 0 && x-out[n-1].X < tlMinLabel {
 			return
 		}
-		out = append(out, tlTick{X: x, Label: clock(t)})
+		out = append(out, tlTick{X: x, Label: clock(t), Anchor: "middle"})
 	}
 	for _, s := range sc.segs {
 		add(s.x, s.from)
 	}
+	out[0].Anchor = "start"
 	last := sc.segs[len(sc.segs)-1]
-	add(sc.x(last.to), last.to)
+	if x := sc.x(last.to); x-out[len(out)-1].X >= tlMinLabel {
+		out = append(out, tlTick{X: x, Label: clock(last.to), Anchor: "end"})
+	}
 	return out
 }
 

@@ -82,7 +82,10 @@ func TestTokenRequired(t *testing.T) {
 			return r
 		}, 401},
 		{"static files too", func() *http.Request { r, _ := http.NewRequest("GET", e.ts.URL+"/static/style.css", nil); return r }, 401},
-		{"right token", func() *http.Request { r, _ := http.NewRequest("GET", e.ts.URL+"/sessions?token="+e.srv.Token(), nil); return r }, 303},
+		{"right token", func() *http.Request {
+			r, _ := http.NewRequest("GET", e.ts.URL+"/sessions?token="+e.srv.Token(), nil)
+			return r
+		}, 303},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
