@@ -222,12 +222,6 @@ var funcs = template.FuncMap{
 	"add":   func(a, b float64) float64 { return a + b },
 	"half":  func(v float64) float64 { return v / 2 },
 	"neg":   func(v float64) float64 { return -v },
-	"since": func(a, b time.Time) time.Duration {
-		if a.IsZero() || b.Before(a) {
-			return 0
-		}
-		return b.Sub(a)
-	},
 	"date": func(t time.Time) string {
 		if t.IsZero() {
 			return ""

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -67,6 +68,12 @@ type entryView struct {
 	// Compactions and summaries.
 	Text         string
 	TokensBefore int
+
+	// What the transcript shows, worked out once by prepare so that the
+	// template reads fields rather than calling functions, which a page
+	// of 10,000 entries notices.
+	CSS, Who, When, Took, ErrClass       string
+	Compaction, ModelChange, Note, Abort bool
 }
 
 // block is one content block of a message.
@@ -74,24 +81,57 @@ type block struct {
 	Kind string // text, thinking, toolCall, image
 	Name string // the tool of a toolCall
 	Text string // the text, thinking, arguments, or an image's MIME type
+	// Set by prepare, for the template.
+	IsText, IsThinking, IsToolCall bool
 }
 
 // Failed reports a model call that ended in an error.
 func (e *entryView) Failed() bool { return e.Kind == kindAssistant && e.StopReason == "error" }
 
-// Class is the retry class of a failed call's error, as rally classifies a
-// stored error message.
-func (e *entryView) Class() string {
-	if !e.Failed() {
-		return ""
+// prepare works out what the transcript shows of e.
+func (e *entryView) prepare() {
+	e.CSS = "entry " + e.Kind
+	if e.Retried {
+		e.CSS += " retried"
 	}
-	return retry.Classify(retry.Failure{Provider: e.Provider, Body: e.Error}).Class.String()
+	switch {
+	case e.Role != "":
+		e.Who = e.Role
+	case e.Kind == kindToolResult:
+		e.Who = "tool " + e.ToolName
+	default:
+		e.Who = e.Kind
+	}
+	e.When = clock(e.End)
+	if e.Kind == kindAssistant {
+		took := time.Duration(0)
+		if !e.Start.IsZero() && !e.End.Before(e.Start) {
+			took = e.End.Sub(e.Start)
+		}
+		e.Took = dur(took)
+		if e.TokensOut > 0 {
+			e.Took += fmt.Sprintf(" · %d in / %d out", e.TokensIn, e.TokensOut)
+		}
+	}
+	if e.Failed() {
+		e.CSS += " failed"
+		// The class as rally gives it to a stored error message.
+		e.ErrClass = retry.Classify(retry.Failure{Provider: e.Provider, Body: e.Error}).Class.String()
+	}
+	e.Compaction, e.ModelChange, e.Note = e.Kind == kindCompaction, e.Kind == kindModelChange, e.Kind == kindNote
+	e.Abort = e.StopReason == "aborted"
+	for i := range e.Blocks {
+		b := &e.Blocks[i]
+		b.IsText, b.IsThinking, b.IsToolCall = b.Kind == "text", b.Kind == "thinking", b.Kind == "toolCall"
+	}
 }
 
-// summarize fills the sessionInfo of v from its entries.
+// summarize fills the sessionInfo of v from its entries, and prepares
+// them for the transcript.
 func (v *sessionView) summarize() {
 	for i := range v.Entries {
 		e := &v.Entries[i]
+		e.prepare()
 		if !e.End.IsZero() {
 			if v.Start.IsZero() {
 				v.Start = e.End

@@ -1,0 +1,92 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Budgets (issue 16): the sessions page with 1,000 session files under
+// 200 ms; one session of 10,000 entries, transcript and timeline, under
+// 500 ms. Run with
+//
+//	go test -run '^$' -bench . -benchtime 10x ./internal/web
+
+// benchSession is a session of about n entries: prompts with a tool call,
+// its result and an answer, and every fifth prompt a failed, retried call.
+func benchSession(id string, n int) *journal {
+	j := newFixture(id)
+	ms := 0
+	next := func(d int) time.Time { ms += d; return at(ms) }
+	for p := 0; len(j.lines)-1 < n; p++ {
+		j.user(next(1000), fmt.Sprintf("Prompt %d: look at the tests in package %d and fix what fails.", p, p))
+		if p%5 == 0 {
+			s := next(50)
+			j.call(s, next(700), "", "529 overloaded_error: Overloaded", true)
+			next(2000) // the wait
+		}
+		s := next(20)
+		j.tool(s, next(900), next(400), "bash", `{"command":"go test ./...","timeout":120}`,
+			strings.Repeat("ok  \tgithub.com/rally-agent/rally/retry\t0.412s\n", 8))
+		s = next(20)
+		j.call(s, next(1500), strings.Repeat("The tests pass now. I changed the retry budget and added a case. ", 4), "", false)
+	}
+	return j
+}
+
+func benchEnv(b *testing.B) (*env, *http.Cookie) {
+	e := newEnv(b)
+	return e, &http.Cookie{Name: "rally_web_", Value: e.srv.Token()}
+}
+
+func serve(b *testing.B, e *env, ck *http.Cookie, path string) int {
+	req := httptest.NewRequest("GET", path, nil)
+	req.Host = "127.0.0.1"
+	req.AddCookie(ck)
+	w := httptest.NewRecorder()
+	e.srv.ServeHTTP(w, req)
+	if w.Code != 200 {
+		b.Fatalf("GET %s: %d %s", path, w.Code, w.Body.String())
+	}
+	return w.Body.Len()
+}
+
+func BenchmarkSessionsPage1000(b *testing.B) {
+	e, ck := benchEnv(b)
+	for i := range 1000 {
+		t0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
+		benchSession(fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), 12).write(b, e.sessions)
+	}
+	t0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
+	// cold: every file read, as on the first visit; warm: the summaries of
+	// unchanged files kept from the visit before.
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			e.srv.sums = newSummaries(e.sessions)
+			serve(b, e, ck, "/sessions")
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		serve(b, e, ck, "/sessions")
+		for b.Loop() {
+			serve(b, e, ck, "/sessions")
+		}
+	})
+}
+
+func BenchmarkSessionPage10000(b *testing.B) {
+	e, ck := benchEnv(b)
+	j := benchSession("99999999-0000-4000-8000-000000000000", 10000)
+	name := j.write(b, e.sessions)
+	if n := len(j.lines) - 1; n < 10000 {
+		b.Fatalf("%d entries", n)
+	}
+	var size int
+	for b.Loop() {
+		size = serve(b, e, ck, "/sessions/"+name)
+	}
+	b.ReportMetric(float64(size)/1e6, "MB/page")
+}
