@@ -51,10 +51,10 @@ type tlBar struct {
 	// from the numbers alone: a session of 10,000 entries has thousands
 	// of bars, and four template calls less for each is a third of the
 	// page's rendering.
-	Geom  template.HTMLAttr
-	Class string // call, call failed, call aborted, tool, tool failed
-	Title string
-	Anchor  string // the transcript entry's id
+	Geom   template.HTMLAttr
+	Class  string // call, call failed, call aborted, tool, tool failed
+	Title  string
+	Anchor string // the transcript entry's id
 }
 
 type tlWait struct {
