@@ -185,10 +185,6 @@ func cookieName(r *http.Request) string {
 func (s *Server) checkToken(next http.Handler) http.Handler {
 	ok := func(v string) bool { return subtle.ConstantTimeCompare([]byte(v), []byte(s.token)) == 1 }
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if c, err := r.Cookie(cookieName(r)); err == nil && ok(c.Value) {
-			next.ServeHTTP(w, r)
-			return
-		}
 		q := r.URL.Query()
 		if r.Method == http.MethodGet && q.Has("token") && ok(q.Get("token")) {
 			http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: s.token, Path: "/",
@@ -196,6 +192,10 @@ func (s *Server) checkToken(next http.Handler) http.Handler {
 			q.Del("token")
 			u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
 			http.Redirect(w, r, u.String(), http.StatusSeeOther)
+			return
+		}
+		if c, err := r.Cookie(cookieName(r)); err == nil && ok(c.Value) {
+			next.ServeHTTP(w, r)
 			return
 		}
 		http.Error(w, "rally web: unauthorized: open the address that `rally web` printed (it carries the access token)", http.StatusUnauthorized)

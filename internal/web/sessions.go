@@ -94,13 +94,22 @@ func (e *entryView) prepare() {
 	if e.Retried {
 		e.CSS += " retried"
 	}
-	switch {
-	case e.Role != "":
-		e.Who = e.Role
-	case e.Kind == kindToolResult:
-		e.Who = "tool " + e.ToolName
+	switch e.Kind {
+	case kindUser:
+		e.Who = "User"
+		if e.Role != "" {
+			e.Who = "User (" + e.Role + ")" // pi's custom and bashExecution messages
+		}
+	case kindAssistant:
+		e.Who = "Assistant"
+	case kindToolResult:
+		e.Who = "Tool result: " + e.ToolName
+	case kindCompaction:
+		e.Who = "Compaction"
+	case kindModelChange:
+		e.Who = "Model change"
 	default:
-		e.Who = e.Kind
+		e.Who = e.Type
 	}
 	e.When = clock(e.End)
 	if e.Kind == kindAssistant {
