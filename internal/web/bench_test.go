@@ -61,20 +61,39 @@ func BenchmarkSessionsPage1000(b *testing.B) {
 		benchSession(fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), 12).write(b, e.sessions)
 	}
 	t0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
-	// cold: every file read, as on the first visit; warm: the summaries of
-	// unchanged files kept from the visit before.
-	b.Run("cold", func(b *testing.B) {
-		for b.Loop() {
-			e.srv.sums = newSummaries(e.sessions)
-			serve(b, e, ck, "/sessions")
+	// cold: every file shown read, as on the first visit; warm: the
+	// summaries of unchanged files kept from the visit before. The page is
+	// the first one (the newest 100); all is the 1,000 on one page.
+	for _, path := range []string{"/sessions", "/sessions?all=1"} {
+		name := strings.TrimPrefix(path, "/sessions")
+		if name == "" {
+			name = "page1"
+		} else {
+			name = "all"
 		}
-	})
-	b.Run("warm", func(b *testing.B) {
-		serve(b, e, ck, "/sessions")
-		for b.Loop() {
-			serve(b, e, ck, "/sessions")
-		}
-	})
+		b.Run(name+"/cold", func(b *testing.B) {
+			measure(b, func() {
+				e.srv.sums = newSummaries(e.sessions)
+				serve(b, e, ck, path)
+			})
+		})
+		b.Run(name+"/warm", func(b *testing.B) {
+			serve(b, e, ck, path)
+			measure(b, func() { serve(b, e, ck, path) })
+		})
+	}
+}
+
+// measure runs f b.N times and reports its CPU time per run beside the
+// wall time.
+func measure(b *testing.B, f func()) {
+	cpu := cpuTime()
+	for b.Loop() {
+		f()
+	}
+	if b.N > 0 {
+		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+	}
 }
 
 func BenchmarkSessionPage10000(b *testing.B) {
@@ -85,8 +104,6 @@ func BenchmarkSessionPage10000(b *testing.B) {
 		b.Fatalf("%d entries", n)
 	}
 	var size int
-	for b.Loop() {
-		size = serve(b, e, ck, "/sessions/"+name)
-	}
+	measure(b, func() { size = serve(b, e, ck, "/sessions/"+name) })
 	b.ReportMetric(float64(size)/1e6, "MB/page")
 }

@@ -125,6 +125,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
+	// Read the session summaries while the user opens the browser, so the
+	// first visit to the sessions page finds them ready.
+	go func() { _, _, _ = s.sums.list(ctx, 0, -1) }()
 	select {
 	case err := <-done:
 		return fmt.Errorf("web: %w", err)

@@ -199,13 +199,20 @@ func newSummaries(dir string) *summaries {
 	return &summaries{dir: dir, cache: map[string]cached{}}
 }
 
-// list returns every session, newest first. Files are read in parallel;
-// the context stops the reading early when the client has gone.
-func (s *summaries) list(ctx context.Context) ([]sessionInfo, error) {
-	files, err := listSessionFiles(s.dir)
+// list returns the sessions from index from (newest first) up to but not
+// including to, and how many there are in all; to < 0 means all of them.
+// Files are read in parallel; the context stops the reading early when the
+// client has gone.
+func (s *summaries) list(ctx context.Context, from, to int) ([]sessionInfo, int, error) {
+	all, err := listSessionFiles(s.dir)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	if to < 0 || to > len(all) {
+		to = len(all)
+	}
+	from = min(max(from, 0), to)
+	files := all[from:to]
 	out := make([]sessionInfo, len(files))
 	var todo []int
 	s.mu.Lock()
@@ -236,17 +243,22 @@ func (s *summaries) list(ctx context.Context) ([]sessionInfo, error) {
 	close(next)
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	live := make(map[string]cached, len(files))
+	live := make(map[string]cached, len(s.cache)+len(files))
+	for _, f := range all { // forget removed and changed files
+		if c, ok := s.cache[f.Name]; ok && c.file == f {
+			live[f.Name] = c
+		}
+	}
 	for i, f := range files {
 		live[f.Name] = cached{f, out[i]}
 	}
-	s.cache = live // forgets removed files
-	return out, nil
+	s.cache = live
+	return out, len(all), nil
 }
 
 func (s *summaries) read(f sessionFile) sessionInfo {

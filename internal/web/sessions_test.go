@@ -2,10 +2,12 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSessionsList(t *testing.T) {
@@ -165,15 +167,55 @@ func TestSummariesCache(t *testing.T) {
 	j := retrySession("55555555-5555-4555-8555-555555555555")
 	j.write(t, e.sessions)
 	s := newSummaries(e.sessions)
-	a, err := s.list(context.Background())
+	a, _, err := s.list(context.Background(), 0, -1)
 	if err != nil || len(a) != 1 || a[0].Messages != 2 {
 		t.Fatalf("%+v %v", a, err)
 	}
 	// The file grows: the summary follows.
 	j.user(at(4000), "more")
 	j.write(t, e.sessions)
-	b, _ := s.list(context.Background())
+	b, _, _ := s.list(context.Background(), 0, -1)
 	if b[0].Messages != 3 {
 		t.Errorf("after an append: %d messages", b[0].Messages)
+	}
+}
+
+func TestSessionsPages(t *testing.T) {
+	e := newEnv(t)
+	saved := t0
+	for i := range 250 {
+		t0 = saved.Add(time.Duration(i) * time.Minute)
+		j := newFixture(fmt.Sprintf("%08d-0000-4000-8000-000000000000", i))
+		j.user(at(0), fmt.Sprintf("prompt %03d", i))
+		j.write(t, e.sessions)
+	}
+	t0 = saved
+	titles := func(page string) []string {
+		_, body := e.get(t, page)
+		var out []string
+		for _, m := range regexp.MustCompile(`>prompt (\d+)</a>`).FindAllStringSubmatch(body, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		page        string
+		n           int
+		first, last string
+	}{
+		{"/sessions", 100, "249", "150"},
+		{"/sessions?page=2", 100, "149", "050"},
+		{"/sessions?page=3", 50, "049", "000"},
+		{"/sessions?page=4", 0, "", ""},
+		{"/sessions?all=1", 250, "249", "000"},
+	} {
+		got := titles(tc.page)
+		if len(got) != tc.n || tc.n > 0 && (got[0] != tc.first || got[len(got)-1] != tc.last) {
+			t.Errorf("%s: %d rows %v…", tc.page, len(got), got[:min(len(got), 3)])
+		}
+	}
+	_, body := e.get(t, "/sessions?page=2")
+	if !strings.Contains(body, "101–200 of 250") || !strings.Contains(body, `href="/sessions?page=1"`) || !strings.Contains(body, `href="/sessions?page=3"`) {
+		t.Error("page 2 lacks its position or links")
 	}
 }
