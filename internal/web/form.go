@@ -88,48 +88,39 @@ func (l *layers) source(key string) (src, name string) {
 	return "default", ""
 }
 
-// buildForm lays out the whole schema with the values of l.
+// buildForm lays out the whole schema with the values of l. The top
+// level's plain settings go in a group of their own, General, ahead of the
+// others.
 func buildForm(root *schemaNode, l *layers) (*formGroup, error) {
+	all, err := buildGroup("", "", root, l)
+	if err != nil {
+		return nil, err
+	}
 	top := &formGroup{Key: "general", Title: "General"}
-	out := &formGroup{Groups: []*formGroup{top}}
-	for _, name := range root.Properties.names {
-		n := root.Properties.nodes[name]
-		switch {
-		case n.group():
-			g, err := buildGroup(name, name, n, l)
-			if err != nil {
-				return nil, err
-			}
-			out.Groups = append(out.Groups, g)
-		case n.table():
-			t, err := buildTable(name, name, n, l)
-			if err != nil {
-				return nil, err
-			}
-			out.Tables = append(out.Tables, t)
-		default:
-			f, err := buildField(name, name, n, l)
-			if err != nil {
-				return nil, err
-			}
-			// Lists of objects (hooks) get a group of their own: they are
-			// big, and a JSON box among one-line inputs hides them.
-			if f.Widget == wJSON {
-				f.Bare = true
-				out.Groups = append(out.Groups, &formGroup{Key: name, Title: name, Description: n.Description, Fields: []*field{f}})
-				continue
-			}
+	out := &formGroup{Groups: append([]*formGroup{top}, all.Groups...), Tables: all.Tables}
+	for _, f := range all.Fields {
+		if f.Widget != wJSON {
 			top.Fields = append(top.Fields, f)
+			continue
 		}
+		// Lists of objects (hooks) get a group of their own: they are
+		// big, and a JSON box among one-line inputs hides them.
+		f.Bare = true
+		out.Groups = append(out.Groups, &formGroup{Key: f.Name, Title: f.Label, Description: f.Description, Fields: []*field{f}})
 	}
 	return out, nil
 }
 
+// buildGroup lays out an object's settings at key ("" for the root): plain
+// ones as fields, objects as groups, maps of objects as tables.
 func buildGroup(key, title string, n *schemaNode, l *layers) (*formGroup, error) {
 	g := &formGroup{Key: key, Title: title, Description: n.Description}
 	for _, name := range n.Properties.names {
 		c := n.Properties.nodes[name]
-		path := key + "." + name
+		path := name
+		if key != "" {
+			path = key + "." + name
+		}
 		switch {
 		case c.group():
 			sub, err := buildGroup(path, name, c, l)
@@ -159,7 +150,7 @@ func buildTable(key, title string, n *schemaNode, l *layers) (*formTable, error)
 	item := n.additional
 	for _, name := range item.Properties.names {
 		if c := item.Properties.nodes[name]; c.scalar() {
-			col := column{Name: name, Description: c.Description, Hint: c.hint()}
+			col := column{Name: name, Description: c.Description, Hint: hint(key+".x."+name, c)}
 			if len(c.Default) > 0 {
 				col.Default = display(c, c.Default)
 			}
@@ -203,7 +194,7 @@ func buildField(key, label string, n *schemaNode, l *layers) (*field, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &field{Name: key, Label: label, Description: n.Description, Hint: n.hint(), node: n}
+	f := &field{Name: key, Label: label, Description: n.Description, Hint: hint(key, n), node: n}
 	f.Source, f.SourceName = l.source(key)
 	f.ReadOnly = f.Source == "project" && l.target != l.project
 	if len(n.Default) > 0 {
@@ -240,6 +231,20 @@ func buildField(key, label string, n *schemaNode, l *layers) (*field, error) {
 		f.selectValue(f.Value)
 	}
 	return f, nil
+}
+
+// hint says what an input takes, in the words of the validation messages;
+// nothing for a choice from a list.
+func hint(key string, n *schemaNode) string {
+	switch {
+	case n.Type == "boolean" || len(n.Enum) > 0:
+		return ""
+	case n.stringList():
+		return settings.Expects(key) + ", one per line"
+	case !n.scalar():
+		return settings.Expects(key) + ", as JSON"
+	}
+	return settings.Expects(key)
 }
 
 // selectValue marks the option of value v; the empty one when none fits.

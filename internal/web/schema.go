@@ -22,9 +22,6 @@ type schemaNode struct {
 	Description string                 `json:"description"`
 	Default     json.RawMessage        `json:"default"`
 	Enum        []any                  `json:"enum"`
-	Minimum     *json.Number           `json:"minimum"`
-	Maximum     *json.Number           `json:"maximum"`
-	Pattern     string                 `json:"pattern"`
 	Items       *schemaNode            `json:"items"`
 	Properties  props                  `json:"properties"`
 	// AdditionalRaw is additionalProperties: false, or the schema of a
@@ -133,30 +130,4 @@ func (n *schemaNode) group() bool { return n.Type == "object" && len(n.Propertie
 // table reports a map of objects (providers): one row per key.
 func (n *schemaNode) table() bool {
 	return n.Type == "object" && n.additional != nil && n.additional.group()
-}
-
-// hint says in a few words what an input takes.
-func (n *schemaNode) hint() string {
-	switch n.Type {
-	case "integer", "number":
-		kind := "integer"
-		if n.Type == "number" {
-			kind = "number"
-		}
-		switch {
-		case n.Minimum != nil && n.Maximum != nil:
-			return fmt.Sprintf("%s, %s to %s", kind, n.Minimum, n.Maximum)
-		case n.Minimum != nil:
-			return fmt.Sprintf("%s, at least %s", kind, n.Minimum)
-		}
-		return kind
-	case "array":
-		if n.stringList() {
-			return "one per line"
-		}
-		return "JSON"
-	case "object":
-		return "JSON"
-	}
-	return ""
 }
