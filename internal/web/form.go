@@ -38,7 +38,15 @@ type formTable struct {
 	Key, Title, Description string
 	Columns                 []column
 	Rows                    []*tableRow
+	// New is a blank row that adds an entry (a provider) under the name
+	// typed into the input NewName. Its inputs are named _new.<key>.<name>
+	// until the entry has a name; a save files them under their real path.
+	New     *tableRow
+	NewName string
 }
+
+// newPrefix starts the names of a table's blank row.
+const newPrefix = "_new."
 
 type column struct{ Name, Description, Hint, Default string }
 
@@ -186,7 +194,26 @@ func buildTable(key, title string, n *schemaNode, l *layers) (*formTable, error)
 		}
 		t.Rows = append(t.Rows, row)
 	}
+	if len(t.Rows) > 0 {
+		t.NewName = newPrefix + key
+		t.New = &tableRow{}
+		for _, c := range t.Rows[0].Cells {
+			f := &field{Name: newPrefix + key + "." + c.Label, Label: c.Label, Description: c.Description,
+				Hint: c.Hint, Widget: c.Widget, Options: slices.Clone(c.Options), Source: "new", node: c.node}
+			f.selectValue("")
+			t.New.Cells = append(t.New.Cells, f)
+		}
+	}
 	return t, nil
+}
+
+// tables lists every table of the form.
+func (g *formGroup) tables() []*formTable {
+	out := slices.Clone(g.Tables)
+	for _, s := range g.Groups {
+		out = append(out, s.tables()...)
+	}
+	return out
 }
 
 func buildField(key, label string, n *schemaNode, l *layers) (*field, error) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -220,9 +221,8 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 		s.render(w, http.StatusUnprocessableEntity, "settings.html", d)
 		return
 	}
-	fields := d.Form.fields()
-	byName := make(map[string]*field, len(fields))
-	for _, f := range fields {
+	byName := map[string]*field{}
+	for _, f := range d.Form.fields() {
 		byName[f.Name] = f
 	}
 	// Only the form's own fields are accepted: nothing else (a key, say)
@@ -233,14 +233,49 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	changes := 0
+	for _, t := range d.Form.tables() {
+		n, err := addEntry(r, t, l.target, byName)
+		if err != nil {
+			d.Errors = append(d.Errors, err.Error())
+		}
+		changes += n
+	}
+	changes += applyEdits(r, d.Form.fields(), l.target)
+	if !l.validate(d, byName) {
+		d.Errors = append(d.Errors, "nothing was written: fix the values marked below")
+		s.render(w, http.StatusUnprocessableEntity, "settings.html", d)
+		return
+	}
+	if changes > 0 {
+		if err := l.target.Save(); err != nil {
+			// Check passed, so this is the disk: the file changed in the
+			// last instant, or cannot be written.
+			d.Errors = append(d.Errors, err.Error())
+			status := http.StatusInternalServerError
+			if name := s.changedFile(sn.version, s.readSnapshot()); name != "" {
+				d.Conflict, status = name, http.StatusConflict
+			}
+			s.render(w, status, "settings.html", d)
+			return
+		}
+	}
+	q := url.Values{"_file": {d.Target}, "saved": {fmt.Sprint(changes)}}
+	http.Redirect(w, r, "/settings?"+q.Encode(), http.StatusSeeOther)
+}
+
+// applyEdits puts each submitted value that differs from what the form
+// showed into target, and returns how many it put. A field left out of the
+// submission (a disabled one) is left alone; problems go to the field.
+func applyEdits(r *http.Request, fields []*field, target *settings.File) int {
+	changes := 0
 	for _, f := range fields {
 		vals, sent := r.PostForm[f.Name]
 		if !sent {
-			continue // a field not submitted is left alone
+			continue
 		}
 		v := vals[0]
 		if looksLikeKey(v) {
-			f.Errors = append(f.Errors, "looks like an API key: keys are never stored here (use rally auth add); the value is not shown")
+			f.Errors = append(f.Errors, keyRefused)
 			f.Value = ""
 			continue
 		}
@@ -254,9 +289,9 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 		raw, err := f.parse(v)
 		if err == nil {
 			if raw == nil {
-				err = l.target.Delete(f.Name)
+				err = target.Delete(f.Name)
 			} else {
-				err = l.target.SetJSON(f.Name, raw)
+				err = target.SetJSON(f.Name, raw)
 			}
 		}
 		f.Value = v
@@ -264,14 +299,20 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 			f.selectValue(v)
 		}
 		if err != nil {
-			f.Errors = append(f.Errors, fmt.Sprintf("%s: %s: %v", l.target.Name, f.Name, err))
+			f.Errors = append(f.Errors, fmt.Sprintf("%s: %s: %v", target.Name, f.Name, err))
 			continue
 		}
 		changes++
 	}
-	// The edited file is checked together with the other one (a
-	// defaultProvider defined there), unless that one is broken itself:
-	// that must not block editing this one, as with rally settings set.
+	return changes
+}
+
+// validate checks the edited file as rally settings set does: together
+// with the other file (a defaultProvider defined there), unless that one is
+// broken itself, which must not block editing this one. Each problem goes
+// next to its field, or to the page when no field fits. It reports whether
+// the form is free of problems.
+func (l *layers) validate(d *settingsData, byName map[string]*field) bool {
 	var files []*settings.File
 	for _, f := range []*settings.File{l.global, l.project} {
 		if f == nil {
@@ -281,38 +322,71 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 			files = append(files, f)
 		}
 	}
-	_, _, err = settings.Merge(files...)
-	for _, e := range settings.Errors(err) {
-		if f := fieldFor(byName, e.Path); f != nil {
-			f.Errors = append(f.Errors, e.Error())
-			if strings.HasSuffix(f.Name, "apiKeyEnv") {
-				f.Value = "" // it may be a key pasted in the wrong place
-			}
-		} else {
+	_, _, err := settings.Merge(files...)
+	errs := settings.Errors(err)
+	for _, e := range errs {
+		f := fieldFor(byName, e.Path)
+		if f == nil {
 			d.Errors = append(d.Errors, e.Error())
+			continue
+		}
+		f.Errors = append(f.Errors, e.Error())
+		if strings.HasSuffix(f.Name, "apiKeyEnv") {
+			f.Value = "" // it may be a key pasted in the wrong place
 		}
 	}
-	if err != nil && len(settings.Errors(err)) == 0 {
+	if err != nil && len(errs) == 0 {
 		d.Errors = append(d.Errors, err.Error())
 	}
-	if len(d.Errors) > 0 || slices.ContainsFunc(fields, func(f *field) bool { return len(f.Errors) > 0 }) {
-		d.Errors = append(d.Errors, "nothing was written: fix the values marked below")
-		s.render(w, http.StatusUnprocessableEntity, "settings.html", d)
-		return
+	return err == nil && len(d.Errors) == 0 &&
+		!slices.ContainsFunc(slices.Collect(maps.Values(byName)), func(f *field) bool { return len(f.Errors) > 0 })
+}
+
+// addEntry files the blank row of table t, when it was given a name, as a
+// new entry of the target file, and registers its cells under their real
+// paths so that validation errors land next to them.
+func addEntry(r *http.Request, t *formTable, target *settings.File, byName map[string]*field) (int, error) {
+	name := strings.TrimSpace(r.PostFormValue(t.NewName))
+	if t.New == nil || name == "" {
+		return 0, nil
 	}
-	if changes > 0 {
-		if err := l.target.Save(); err != nil {
-			d.Errors = append(d.Errors, err.Error())
-			for _, e := range settings.Errors(err) {
-				d.Errors = append(d.Errors, e.Error())
-			}
-			s.render(w, http.StatusConflict, "settings.html", d)
-			return
+	t.New.Name = name
+	for _, row := range t.Rows {
+		if row.Name == name {
+			return 0, fmt.Errorf("%s.%s exists already: change it in its own row", t.Key, name)
 		}
 	}
-	q := url.Values{"_file": {d.Target}, "saved": {fmt.Sprint(changes)}}
-	http.Redirect(w, r, "/settings?"+q.Encode(), http.StatusSeeOther)
+	changes := 0
+	for _, c := range t.New.Cells {
+		v := r.PostFormValue(c.Name)
+		c.Value = v
+		if c.Widget == wSelect {
+			c.selectValue(v)
+		}
+		path := t.Key + "." + name + "." + c.Label
+		byName[path] = c
+		if looksLikeKey(v) {
+			c.Value = ""
+			c.Errors = append(c.Errors, keyRefused)
+			continue
+		}
+		raw, err := c.parse(v)
+		if err == nil && raw != nil {
+			err = target.SetJSON(path, raw)
+			changes++
+		}
+		if err != nil {
+			c.Errors = append(c.Errors, fmt.Sprintf("%s: %s: %v", target.Name, path, err))
+		}
+	}
+	if changes == 0 {
+		return 0, fmt.Errorf("%s.%s: give at least one of its settings", t.Key, name)
+	}
+	return changes, nil
 }
+
+// keyRefused is said of a value shaped like an API key.
+const keyRefused = "looks like an API key: keys are never stored here (use rally auth add); the value is not shown"
 
 // fieldFor finds the input an error at path belongs to: the field of that
 // path, else of the nearest enclosing path (retry.fallbackModels for

@@ -472,3 +472,45 @@ func TestFormHasEverySetting(t *testing.T) {
 		}
 	}
 }
+
+func TestAddProvider(t *testing.T) {
+	e := newEnv(t)
+	global := e.src.Global.Path
+	form := e.load(t, "global")
+	form.Set("_new.providers", "vllm")
+	form.Set("_new.providers.api", "openai-completions")
+	form.Set("_new.providers.timeoutMs", "5000")
+	// No baseUrl: refused, next to the new row's baseUrl cell.
+	code, body := e.post(t, form, nil)
+	want := `<p class="error" data-for="_new.providers.baseUrl">~/.rally/settings.json: providers.vllm.baseUrl: is required for a provider that is not built in</p>`
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, want) {
+		t.Fatalf("status %d; page lacks %s", code, want)
+	}
+	if !strings.Contains(body, `name="_new.providers" value="vllm"`) || readFile(t, global) != "" {
+		t.Fatal("the new row lost what was typed, or the file was written")
+	}
+	form.Set("_new.providers.baseUrl", "http://127.0.0.1:8000/v1")
+	if code, body := e.post(t, form, nil); code != http.StatusSeeOther {
+		t.Fatalf("save: %d\n%s", code, body)
+	}
+	var got map[string]map[string]map[string]any
+	json.Unmarshal([]byte(readFile(t, global)), &got)
+	if p := got["providers"]["vllm"]; p["api"] != "openai-completions" || p["baseUrl"] != "http://127.0.0.1:8000/v1" || p["timeoutMs"] != 5000.0 || len(p) != 3 {
+		t.Errorf("file:\n%s", readFile(t, global))
+	}
+	// It is a row of its own now.
+	_, page := e.get(t, "/settings")
+	if !strings.Contains(page, `name="providers.vllm.baseUrl" value="http://127.0.0.1:8000/v1"`) {
+		t.Error("no row for the new provider")
+	}
+	// A name that exists, or is not a provider name, is refused.
+	for _, name := range []string{"openai", "has space"} {
+		form := e.load(t, "global")
+		form.Set("_new.providers", name)
+		form.Set("_new.providers.api", "openai-completions")
+		form.Set("_new.providers.baseUrl", "http://x/v1")
+		if code, _ := e.post(t, form, nil); code != http.StatusUnprocessableEntity {
+			t.Errorf("new provider %q: %d", name, code)
+		}
+	}
+}
