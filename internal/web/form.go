@@ -271,7 +271,10 @@ func hint(key string, n *schemaNode) string {
 	case !n.scalar():
 		return settings.Expects(key) + ", as JSON"
 	}
-	return settings.Expects(key)
+	if h := settings.Expects(key); h != "a string" { // which says nothing
+		return h
+	}
+	return ""
 }
 
 // selectValue marks the option of value v; the empty one when none fits.
