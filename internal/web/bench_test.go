@@ -17,10 +17,10 @@ import (
 
 // benchSession is a session of about n entries: prompts with a tool call,
 // its result and an answer, and every fifth prompt a failed, retried call.
-func benchSession(id string, n int) *journal {
-	j := newFixture(id)
+func benchSession(id string, start time.Time, n int) *journal {
+	j := newFixtureAt(id, start)
 	ms := 0
-	next := func(d int) time.Time { ms += d; return at(ms) }
+	next := func(d int) time.Time { ms += d; return j.at(ms) }
 	for p := 0; len(j.lines)-1 < n; p++ {
 		j.user(next(1000), fmt.Sprintf("Prompt %d: look at the tests in package %d and fix what fails.", p, p))
 		if p%5 == 0 {
@@ -57,10 +57,8 @@ func serve(b *testing.B, e *env, ck *http.Cookie, path string) int {
 func BenchmarkSessionsPage1000(b *testing.B) {
 	e, ck := benchEnv(b)
 	for i := range 1000 {
-		t0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Minute)
-		benchSession(fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), 12).write(b, e.sessions)
+		benchSession(fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), t0.Add(time.Duration(i)*time.Minute), 12).write(b, e.sessions)
 	}
-	t0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 	// cold: every file shown read, as on the first visit; warm: the
 	// summaries of unchanged files kept from the visit before. The page is
 	// the first one (the newest 100); all is the 1,000 on one page.
@@ -98,7 +96,7 @@ func measure(b *testing.B, f func()) {
 
 func BenchmarkSessionPage10000(b *testing.B) {
 	e, ck := benchEnv(b)
-	j := benchSession("99999999-0000-4000-8000-000000000000", 10000)
+	j := benchSession("99999999-0000-4000-8000-000000000000", t0, 10000)
 	name := j.write(b, e.sessions)
 	if n := len(j.lines) - 1; n < 10000 {
 		b.Fatalf("%d entries", n)

@@ -19,27 +19,31 @@ import (
 // format (DESIGN §3.5), with chosen times, so that a timeline's bars and
 // waits have known lengths.
 
-// t0 is the start of every fixture session.
+// t0 is when fixture sessions start unless told otherwise.
 var t0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 
 // journal builds one session file.
 type journal struct {
 	id     string
+	start  time.Time
 	lines  []string
 	parent string
 	n      int
 }
 
-func newFixture(id string) *journal {
-	j := &journal{id: id}
-	j.lines = append(j.lines, fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":%q,"cwd":"/proj"}`, id, iso(t0)))
+// newFixture starts a session at t0; newFixtureAt at start.
+func newFixture(id string) *journal { return newFixtureAt(id, t0) }
+
+func newFixtureAt(id string, start time.Time) *journal {
+	j := &journal{id: id, start: start}
+	j.lines = append(j.lines, fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":%q,"cwd":"/proj"}`, id, iso(start)))
 	return j
 }
 
 func iso(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-// at is a time offset from t0 in milliseconds.
-func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+// at is a time ms milliseconds into the session.
+func (j *journal) at(ms int) time.Time { return j.start.Add(time.Duration(ms) * time.Millisecond) }
 
 // entry appends an entry of type typ written at end, with the fields of
 // body (a JSON object's members, without braces).
@@ -101,7 +105,7 @@ func (j *journal) compaction(end time.Time, summary string) {
 
 // name is the file name rally would give the session.
 func (j *journal) name() string {
-	return strings.NewReplacer(":", "-", ".", "-").Replace(iso(t0)) + "_" + j.id + ".jsonl"
+	return strings.NewReplacer(":", "-", ".", "-").Replace(iso(j.start)) + "_" + j.id + ".jsonl"
 }
 
 func (j *journal) write(t testing.TB, dir string) string {
@@ -120,9 +124,9 @@ func (j *journal) write(t testing.TB, dir string) string {
 // and was retried after a 2 s wait.
 func retrySession(id string) *journal {
 	j := newFixture(id)
-	j.user(at(0), "What does rally do?")
-	j.call(at(100), at(600), "", "529 overloaded_error: Overloaded", true)
-	j.call(at(2600), at(3500), "It retries.", "", false)
+	j.user(j.at(0), "What does rally do?")
+	j.call(j.at(100), j.at(600), "", "529 overloaded_error: Overloaded", true)
+	j.call(j.at(2600), j.at(3500), "It retries.", "", false)
 	return j
 }
 

@@ -15,13 +15,10 @@ func TestSessionsList(t *testing.T) {
 	old := retrySession("11111111-1111-4111-8111-111111111111")
 	old.write(t, e.sessions)
 	// A newer session: its file name's time is later.
-	t0saved := t0
-	t0 = t0.Add(3600e9)
-	newer := newFixture("22222222-2222-4222-8222-222222222222")
-	newer.user(at(0), "Second prompt")
-	newer.call(at(10), at(1510), "", "401 invalid x-api-key", false)
+	newer := newFixtureAt("22222222-2222-4222-8222-222222222222", t0.Add(time.Hour))
+	newer.user(newer.at(0), "Second prompt")
+	newer.call(newer.at(10), newer.at(1510), "", "401 invalid x-api-key", false)
 	newer.write(t, e.sessions)
-	t0 = t0saved
 	writeFile(t, e.sessions+"/notes.txt", "not a session")
 	writeFile(t, e.sessions+"/2026-01-01T00-00-00-000Z_broken.jsonl", "not json\n")
 
@@ -55,10 +52,10 @@ func TestSessionsList(t *testing.T) {
 func TestSessionTimeline(t *testing.T) {
 	e := newEnv(t)
 	j := retrySession("33333333-3333-4333-8333-333333333333")
-	j.tool(at(3600), at(4000), at(5000), "bash", `{"command":"ls"}`, "go.mod")
-	j.compaction(at(5100), "Asked what rally does.")
-	j.user(at(60000), "Later prompt, after a minute away")
-	j.call(at(60010), at(60500), "Sure.", "", false)
+	j.tool(j.at(3600), j.at(4000), j.at(5000), "bash", `{"command":"ls"}`, "go.mod")
+	j.compaction(j.at(5100), "Asked what rally does.")
+	j.user(j.at(60000), "Later prompt, after a minute away")
+	j.call(j.at(60010), j.at(60500), "Sure.", "", false)
 	name := j.write(t, e.sessions)
 
 	v, err := loadSession(e.sessions, name)
@@ -123,12 +120,12 @@ const hostile = `<script>window.pwned=1</script><img src=x onerror="window.pwned
 // scriptSession puts hostile text everywhere a session file can hold it.
 func scriptSession(id string) *journal {
 	j := newFixture(id)
-	j.entry("session_info", at(0), `"name":`+js("name "+hostile))
-	j.user(at(0), "user "+hostile)
-	j.call(at(10), at(20), "", "500 "+hostile, true)
-	j.call(at(30), at(40), "answer "+hostile, "", false)
-	j.tool(at(50), at(60), at(70), "bash"+hostile, `{"command":`+js(hostile)+`}`, "output "+hostile)
-	j.compaction(at(80), "summary "+hostile)
+	j.entry("session_info", j.at(0), `"name":`+js("name "+hostile))
+	j.user(j.at(0), "user "+hostile)
+	j.call(j.at(10), j.at(20), "", "500 "+hostile, true)
+	j.call(j.at(30), j.at(40), "answer "+hostile, "", false)
+	j.tool(j.at(50), j.at(60), j.at(70), "bash"+hostile, `{"command":`+js(hostile)+`}`, "output "+hostile)
+	j.compaction(j.at(80), "summary "+hostile)
 	return j
 }
 
@@ -172,7 +169,7 @@ func TestSummariesCache(t *testing.T) {
 		t.Fatalf("%+v %v", a, err)
 	}
 	// The file grows: the summary follows.
-	j.user(at(4000), "more")
+	j.user(j.at(4000), "more")
 	j.write(t, e.sessions)
 	b, _, _ := s.list(context.Background(), 0, -1)
 	if b[0].Messages != 3 {
@@ -182,14 +179,11 @@ func TestSummariesCache(t *testing.T) {
 
 func TestSessionsPages(t *testing.T) {
 	e := newEnv(t)
-	saved := t0
 	for i := range 250 {
-		t0 = saved.Add(time.Duration(i) * time.Minute)
-		j := newFixture(fmt.Sprintf("%08d-0000-4000-8000-000000000000", i))
-		j.user(at(0), fmt.Sprintf("prompt %03d", i))
+		j := newFixtureAt(fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), t0.Add(time.Duration(i)*time.Minute))
+		j.user(j.at(0), fmt.Sprintf("prompt %03d", i))
 		j.write(t, e.sessions)
 	}
-	t0 = saved
 	titles := func(page string) []string {
 		_, body := e.get(t, page)
 		var out []string
