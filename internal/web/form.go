@@ -81,6 +81,10 @@ type layers struct {
 	global  *settings.File
 	project *settings.File // nil when the project is the home directory
 	target  *settings.File // the one being edited: global or project
+	// invalid is set when the target fails validation and so is not in
+	// eff: its fields then show what the file holds, so that a value can
+	// be corrected (changed from what is there) in the form.
+	invalid bool
 }
 
 // source names where the value at key comes from.
@@ -224,6 +228,9 @@ func buildField(key, label string, n *schemaNode, l *layers) (*field, error) {
 	f := &field{Name: key, Label: label, Description: n.Description, Hint: hint(key, n), node: n}
 	f.Source, f.SourceName = l.source(key)
 	f.ReadOnly = f.Source == "project" && l.target != l.project
+	if own, ok := l.target.Get(key); ok && l.invalid && !f.ReadOnly {
+		raw = own
+	}
 	if len(n.Default) > 0 {
 		f.Default = display(n, n.Default)
 	}

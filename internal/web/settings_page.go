@@ -18,9 +18,9 @@ import (
 	"github.com/rally-agent/rally/settings"
 )
 
-// ErrChanged is the message of a save refused because a settings file is
-// no longer what the page was built from.
-const ErrChanged = "the file changed since you loaded it"
+// changedMsg says why a save was refused when a settings file is no longer
+// what the page was built from.
+const changedMsg = "the file changed since you loaded it"
 
 // settingsData is what the settings template shows.
 type settingsData struct {
@@ -96,33 +96,9 @@ func (s *Server) changedFile(version string, sn *snapshot) string {
 	return ""
 }
 
-// target returns the file a request edits and the other one.
-func (s *Server) target(r *http.Request, sn *snapshot) (key string, target, other *settings.File) {
-	key = r.FormValue("_file")
-	if key == "project" && s.cfg.Settings.Project.Path != "" {
-		return "project", sn.project, sn.global
-	}
-	return "global", sn.global, sn.project
-}
-
-// ordered returns the files in precedence order, lowest first, leaving
-// out the ones that are missing or invalid.
-func ordered(global, project *settings.File) []*settings.File {
-	var out []*settings.File
-	for _, f := range []*settings.File{global, project} {
-		if f == nil {
-			continue
-		}
-		if _, err := f.Check(); err == nil {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
 func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request) {
 	sn := s.readSnapshot()
-	d, _, err := s.settingsForm(r, sn)
+	d, _, err := s.settingsForm(r, sn, true)
 	if err != nil {
 		http.Error(w, "rally web: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -136,58 +112,94 @@ func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, http.StatusOK, "settings.html", d)
 }
 
-// settingsForm builds the page for the file r asks for.
-func (s *Server) settingsForm(r *http.Request, sn *snapshot) (*settingsData, *layers, error) {
-	key, target, _ := s.target(r, sn)
-	d := &settingsData{Nav: "settings", Target: key, Version: sn.version}
-	for _, e := range sn.errs {
-		for _, se := range settings.Errors(e) {
-			d.Errors = append(d.Errors, se.Error())
-		}
-		if len(settings.Errors(e)) == 0 {
-			d.Errors = append(d.Errors, e.Error())
-		}
+// settingsForm builds the page for the file r asks for (_file: global,
+// the default, or project), and the layers it shows. With problems, the
+// problems of the files as they are on disk are shown too; a save leaves
+// them to its own validation, which must not refuse to edit one file for
+// the problems of the other.
+func (s *Server) settingsForm(r *http.Request, sn *snapshot, problems bool) (*settingsData, *layers, error) {
+	src := s.cfg.Settings
+	l := &layers{global: orEmpty(sn.global, src.Global)}
+	if src.Project.Path != "" {
+		l.project = orEmpty(sn.project, src.Project)
 	}
-	if target == nil {
-		d.Broken = true
-		target = &settings.File{} // shown read-only with the effective values
+	d := &settingsData{Nav: "settings", Target: "global", Version: sn.version}
+	l.target, d.Broken = l.global, sn.global == nil
+	if r.FormValue("_file") == "project" && l.project != nil {
+		d.Target = "project"
+		l.target, d.Broken = l.project, sn.project == nil
 	}
 	for _, t := range []struct {
 		key string
 		src settings.Source
-	}{{"global", s.cfg.Settings.Global}, {"project", s.cfg.Settings.Project}} {
+	}{{"global", src.Global}, {"project", src.Project}} {
 		if t.src.Path == "" {
 			continue
 		}
 		_, err := os.Stat(t.src.Path)
-		d.Files = append(d.Files, fileTab{Key: t.key, Name: t.src.Name, Path: t.src.Path, Exists: err == nil, Current: t.key == key})
+		d.Files = append(d.Files, fileTab{Key: t.key, Name: t.src.Name, Path: t.src.Path, Exists: err == nil, Current: t.key == d.Target})
 	}
-	eff, _, err := settings.Merge(ordered(sn.global, sn.project)...)
-	if err != nil {
-		// The files are fine alone but not together (a defaultProvider
-		// the other file dropped): show the defaults and say why.
-		for _, e := range settings.Errors(err) {
-			d.Errors = append(d.Errors, e.Error())
+	// The values shown are those of the files that are valid; the
+	// problems of the others are shown, next to their field if they have
+	// one.
+	found := slices.Clone(sn.errs)
+	var valid []*settings.File
+	for _, f := range []*settings.File{sn.global, sn.project} {
+		if f == nil {
+			continue
 		}
+		if _, err := f.Check(); err != nil {
+			found = append(found, err)
+			l.invalid = l.invalid || f == sn.global && l.target == l.global || f == sn.project && l.target == l.project
+			continue
+		}
+		valid = append(valid, f)
+	}
+	eff, _, err := settings.Merge(valid...)
+	if err != nil {
+		// Fine alone but not together (a defaultProvider the other file
+		// dropped): show the defaults and say why.
+		found = append(found, err)
 		eff = settings.Default()
 	}
-	l := &layers{eff: eff, global: orEmpty(sn.global, s.cfg.Settings.Global), target: target}
-	if s.cfg.Settings.Project.Path != "" {
-		l.project = orEmpty(sn.project, s.cfg.Settings.Project)
-		if key == "project" {
-			l.target = l.project
-		}
-	}
-	if key == "global" {
-		l.target = l.global
-	}
+	l.eff = eff
 	root, _ := loadSchema()
 	form, err := buildForm(root, l)
 	if err != nil {
 		return nil, nil, err
 	}
 	d.Form = form
+	byName := map[string]*field{}
+	for _, f := range form.fields() {
+		byName[f.Name] = f
+	}
+	if problems {
+		for _, p := range found {
+			d.attach(p, byName)
+		}
+	}
 	return d, l, nil
+}
+
+// attach shows the problems in err next to their fields, or at the top of
+// the page when no field fits.
+func (d *settingsData) attach(err error, byName map[string]*field) {
+	errs := settings.Errors(err)
+	if len(errs) == 0 {
+		d.Errors = append(d.Errors, err.Error())
+		return
+	}
+	for _, e := range errs {
+		f := fieldFor(byName, e.Path)
+		if f == nil {
+			d.Errors = append(d.Errors, e.Error())
+			continue
+		}
+		f.Errors = append(f.Errors, e.Error())
+		if strings.HasSuffix(f.Name, "apiKeyEnv") {
+			f.Value = "" // it may be a key pasted in the wrong place
+		}
+	}
 }
 
 func orEmpty(f *settings.File, src settings.Source) *settings.File {
@@ -206,7 +218,7 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	sn := s.readSnapshot()
-	d, l, err := s.settingsForm(r, sn)
+	d, l, err := s.settingsForm(r, sn, false)
 	if err != nil {
 		http.Error(w, "rally web: "+err.Error(), http.StatusInternalServerError)
 		return
@@ -217,6 +229,9 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if d.Broken {
+		for _, e := range sn.errs {
+			d.attach(e, nil)
+		}
 		d.Errors = append(d.Errors, "fix the file by hand first; nothing was written")
 		s.render(w, http.StatusUnprocessableEntity, "settings.html", d)
 		return
@@ -323,20 +338,8 @@ func (l *layers) validate(d *settingsData, byName map[string]*field) bool {
 		}
 	}
 	_, _, err := settings.Merge(files...)
-	errs := settings.Errors(err)
-	for _, e := range errs {
-		f := fieldFor(byName, e.Path)
-		if f == nil {
-			d.Errors = append(d.Errors, e.Error())
-			continue
-		}
-		f.Errors = append(f.Errors, e.Error())
-		if strings.HasSuffix(f.Name, "apiKeyEnv") {
-			f.Value = "" // it may be a key pasted in the wrong place
-		}
-	}
-	if err != nil && len(errs) == 0 {
-		d.Errors = append(d.Errors, err.Error())
+	if err != nil {
+		d.attach(err, byName)
 	}
 	return err == nil && len(d.Errors) == 0 &&
 		!slices.ContainsFunc(slices.Collect(maps.Values(byName)), func(f *field) bool { return len(f.Errors) > 0 })
@@ -436,6 +439,9 @@ func (f *field) unchanged(v string) bool {
 	}
 	return strings.TrimSpace(v) == f.Value
 }
+
+// ChangedMsg is changedMsg, for the template.
+func (d *settingsData) ChangedMsg() string { return changedMsg }
 
 func (d *settingsData) targetName() string {
 	for _, t := range d.Files {

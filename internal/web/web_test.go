@@ -344,7 +344,7 @@ func (e *env) fieldOf(t *testing.T, key string) *field {
 	t.Helper()
 	sn := e.srv.readSnapshot()
 	r, _ := http.NewRequest("GET", "/settings", nil)
-	d, _, err := e.srv.settingsForm(r, sn)
+	d, _, err := e.srv.settingsForm(r, sn, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestChangedOnDiskRefused(t *testing.T) {
 	if code != http.StatusConflict {
 		t.Fatalf("status %d\n%s", code, body)
 	}
-	if !strings.Contains(body, ErrChanged) || !strings.Contains(body, `<a id="reload" href="/settings?_file=global">Reload</a>`) {
+	if !strings.Contains(body, changedMsg) || !strings.Contains(body, `<a id="reload" href="/settings?_file=global">Reload</a>`) {
 		t.Errorf("page lacks the message or the reload link:\n%s", body)
 	}
 	if got := readFile(t, global); got != edited {
@@ -379,7 +379,7 @@ func TestChangedOnDiskRefused(t *testing.T) {
 	form = e.load(t, "project")
 	writeFile(t, e.src.Project.Path, `{}`)
 	form.Set("retry.maxRetries", "5")
-	if code, body := e.post(t, form, nil); code != http.StatusConflict || !strings.Contains(body, ".rally/settings.json</b>: "+ErrChanged) {
+	if code, body := e.post(t, form, nil); code != http.StatusConflict || !strings.Contains(body, ".rally/settings.json</b>: "+changedMsg) {
 		t.Errorf("new project file: %d", code)
 	}
 }
@@ -512,5 +512,59 @@ func TestAddProvider(t *testing.T) {
 		if code, _ := e.post(t, form, nil); code != http.StatusUnprocessableEntity {
 			t.Errorf("new provider %q: %d", name, code)
 		}
+	}
+}
+
+func TestInvalidFileOnDisk(t *testing.T) {
+	e := newEnv(t)
+	global, project := e.src.Global.Path, e.src.Project.Path
+	writeFile(t, global, `{"retry": {"maxRetries": 500}}`)
+	writeFile(t, project, `{"retry": {"streaming": "never"}}`)
+	// Each file's problem is shown next to its field.
+	_, page := e.get(t, "/settings?_file=global")
+	for _, want := range []string{
+		`data-for="retry.maxRetries">~/.rally/settings.json: retry.maxRetries: must be an integer from 0 to 100, got 500</p>`,
+		`data-for="retry.streaming">.rally/settings.json: retry.streaming: must be one of &#34;restart&#34;, &#34;beforeOutput&#34;, got &#34;never&#34;</p>`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %s", want)
+		}
+	}
+	// The broken project file does not stop the global one from being
+	// fixed, as with rally settings set.
+	form := e.load(t, "global")
+	form.Set("retry.maxRetries", "5")
+	if code, body := e.post(t, form, nil); code != http.StatusSeeOther {
+		t.Fatalf("fixing the global file: %d\n%s", code, body)
+	}
+	if got := readFile(t, global); !strings.Contains(got, `"maxRetries": 5`) {
+		t.Errorf("global file:\n%s", got)
+	}
+	// A save that leaves the file's own problem is refused, with it inline.
+	form = e.load(t, "project")
+	form.Set("retry.maxDelayMs", "70000")
+	code, body := e.post(t, form, nil)
+	if code != http.StatusUnprocessableEntity || !strings.Contains(body, `data-for="retry.streaming">.rally/settings.json: retry.streaming: must be one of`) {
+		t.Errorf("saving over the project file's problem: %d", code)
+	}
+}
+
+// An invalid value in the file edited shows as it is, and choosing a valid
+// one fixes it.
+func TestFixInvalidValue(t *testing.T) {
+	e := newEnv(t)
+	project := e.src.Project.Path
+	writeFile(t, project, `{"retry": {"streaming": "never", "maxRetries": 1}}`)
+	_, page := e.get(t, "/settings?_file=project")
+	if !strings.Contains(page, `name="retry.maxRetries" value="1"`) {
+		t.Error("the invalid file's own values are not shown")
+	}
+	form := e.load(t, "project")
+	form.Set("retry.streaming", "restart")
+	if code, body := e.post(t, form, nil); code != http.StatusSeeOther {
+		t.Fatalf("fix: %d\n%s", code, body)
+	}
+	if got := readFile(t, project); !strings.Contains(got, `"streaming": "restart"`) || !strings.Contains(got, `"maxRetries": 1`) {
+		t.Errorf("project file:\n%s", got)
 	}
 }
