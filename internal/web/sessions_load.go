@@ -87,6 +87,15 @@ func viewEntry(e *session.Entry) entryView {
 	switch e.Type {
 	case "message":
 		viewMessage(&ev, e.Message)
+		if ev.Role != "" && len(ev.Blocks) == 0 {
+			// pi's own kinds (bashExecution…) keep their fields beside
+			// the message's: show them as written.
+			var c struct {
+				Message json.RawMessage `json:"message"`
+			}
+			_ = json.Unmarshal(e.Raw, &c)
+			ev.Text = string(c.Message)
+		}
 	case "compaction":
 		var c struct {
 			Summary      string `json:"summary"`

@@ -213,3 +213,27 @@ func TestSessionsPages(t *testing.T) {
 		t.Error("page 2 lacks its position or links")
 	}
 }
+
+// A session pi wrote, with its own entry and message kinds, shows whole.
+func TestPiSession(t *testing.T) {
+	e := newEnv(t)
+	j := newFixture("88888888-8888-4888-8888-888888888888")
+	j.entry("model_change", j.at(0), `"provider":"anthropic","modelId":"claude-sonnet-4-5"`)
+	j.entry("message", j.at(10), `"message":{"role":"user","content":"plain string content","timestamp":1}`)
+	j.entry("message", j.at(20), `"message":{"role":"bashExecution","command":"git status","output":"clean","exitCode":0,"timestamp":2}`)
+	j.entry("label", j.at(30), `"targetId":"00000001","label":"start"`)
+	j.entry("branch_summary", j.at(40), `"fromId":"00000002","summary":"Went elsewhere."`)
+	j.entry("session_info", j.at(50), `"name":"Pi's session"`)
+	j.lines = append(j.lines, `{"type":"message","id":"torn","parentId":"00000006","timest`)
+	name := j.write(t, e.sessions)
+	code, page := e.get(t, "/sessions/"+name)
+	if code != 200 {
+		t.Fatal(code)
+	}
+	for _, want := range []string{"<h1>Pi&#39;s session</h1>", "model changed to <code>anthropic/claude-sonnet-4-5</code>",
+		"plain string content", "User (bashExecution)", "git status", "label entry", "branch_summary entry: Went elsewhere.", "line 8: corrupt entry skipped"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}
