@@ -6,7 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -19,11 +22,15 @@ func TestWebRefusesNonLoopback(t *testing.T) {
 	}
 }
 
-// TestWebServesThisProject runs a prompt, then rally web in the same
-// directory, opens the printed address and finds the session.
+// TestWebServesThisProject runs a prompt against a fake provider that
+// fails once, then rally web in the same directory, opens the printed
+// address and finds the session with its retry on the timeline.
 func TestWebServesThisProject(t *testing.T) {
-	isolate(t)
-	if _, errOut, code := run(t, "", "-p", "What does rally do?"); code != 0 {
+	home := isolate(t)
+	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(`{"retry": {"baseDelayMs": 300}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := run(t, "", "--preset", "flaky", "-p", "What does rally do?"); code != 0 {
 		t.Fatalf("prompt: exit %d: %s", code, errOut)
 	}
 	pr, pw := io.Pipe()
@@ -68,7 +75,29 @@ func TestWebServesThisProject(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(body), ">What does rally do?</a>") || !strings.Contains(string(body), "sim/sim") {
-		t.Errorf("sessions page lacks the session:\n%s", body)
+	link := regexp.MustCompile(`<a href="(/sessions/[^"]+)">What does rally do\?</a>`).FindSubmatch(body)
+	if link == nil || !strings.Contains(string(body), `<td class="n"><b>1</b></td>`) {
+		t.Fatalf("sessions page lacks the session and its retry:\n%s", body)
+	}
+	resp, err = c.Get(m[1] + string(link[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	page := string(body)
+	// One red bar, one wait of about the configured 300 ms.
+	if n := strings.Count(page, `<rect class="call failed"`); n != 1 {
+		t.Errorf("%d failed bars, want 1", n)
+	}
+	waits := regexp.MustCompile(`<text class="wait-label"[^>]*>wait (\d+)ms</text>`).FindAllStringSubmatch(page, -1)
+	if len(waits) != 1 {
+		t.Fatalf("wait labels %q, want one in milliseconds", waits)
+	}
+	if ms, _ := strconv.Atoi(waits[0][1]); ms < 280 || ms > 2000 {
+		t.Errorf("wait of %d ms, want about 300", ms)
+	}
+	if !strings.Contains(page, `<b class="class">transient</b>`) {
+		t.Error("the failure's class is not shown")
 	}
 }

@@ -24,9 +24,8 @@ func benchSession(id string, start time.Time, n int) *journal {
 	for p := 0; len(j.lines)-1 < n; p++ {
 		j.user(next(1000), fmt.Sprintf("Prompt %d: look at the tests in package %d and fix what fails.", p, p))
 		if p%5 == 0 {
-			s := next(50)
-			j.call(s, next(700), "", "529 overloaded_error: Overloaded", true)
-			next(2000) // the wait
+			failed := next(700)
+			j.call(failed, next(2000), "", "529 overloaded_error: Overloaded", true) // written after its wait
 		}
 		s := next(20)
 		j.tool(s, next(900), next(400), "bash", `{"command":"go test ./...","timeout":120}`,

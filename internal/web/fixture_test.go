@@ -120,13 +120,17 @@ func (j *journal) write(t testing.TB, dir string) string {
 	return j.name()
 }
 
+// A failed call is written as rally writes it: a failure before any output
+// carries the time it failed as its message's time (call's start argument),
+// and a retried failure is written when its wait is over (end).
+
 // retrySession is a prompt whose first model call failed with an overload
-// and was retried after a 2 s wait.
+// after 500 ms and was retried after the default 2 s wait.
 func retrySession(id string) *journal {
 	j := newFixture(id)
 	j.user(j.at(0), "What does rally do?")
-	j.call(j.at(100), j.at(600), "", "529 overloaded_error: Overloaded", true)
-	j.call(j.at(2600), j.at(3500), "It retries.", "", false)
+	j.call(j.at(500), j.at(2500), "", "529 overloaded_error: Overloaded", true)
+	j.call(j.at(2500), j.at(3500), "It retries.", "", false)
 	return j
 }
 

@@ -125,7 +125,13 @@ func (e *entryView) prepare() {
 	if e.Failed() {
 		e.CSS += " failed"
 		// The class as rally gives it to a stored error message.
-		e.ErrClass = retry.Classify(retry.Failure{Provider: e.Provider, Body: e.Error}).Class.String()
+		class := retry.Classify(retry.Failure{Provider: e.Provider, Body: e.Error}).Class
+		if e.Retried && !class.Retryable() {
+			// rally retried it, so it was transient when it happened: the
+			// stored text lost what said so (a Go error's type).
+			class = retry.Transient
+		}
+		e.ErrClass = class.String()
 	}
 	e.Compaction, e.ModelChange, e.Note = e.Kind == kindCompaction, e.Kind == kindModelChange, e.Kind == kindNote
 	e.Abort = e.StopReason == "aborted"

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rally-agent/rally/settings"
 )
 
 func TestSessionsList(t *testing.T) {
@@ -55,32 +57,36 @@ func TestSessionTimeline(t *testing.T) {
 	j.tool(j.at(3600), j.at(4000), j.at(5000), "bash", `{"command":"ls"}`, "go.mod")
 	j.compaction(j.at(5100), "Asked what rally does.")
 	j.user(j.at(60000), "Later prompt, after a minute away")
-	j.call(j.at(60010), j.at(60500), "Sure.", "", false)
+	// A stream that broke after some output: its message carries its
+	// start; it failed at 60800, unseen in the file, and waited 2 s.
+	j.call(j.at(60010), j.at(62800), "partial answ", "stream idle for 30s", true)
+	j.call(j.at(62800), j.at(63300), "Sure.", "", false)
 	name := j.write(t, e.sessions)
 
 	v, err := loadSession(e.sessions, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl := drawTimeline(v)
-	var failed, calls, tools int
+	tl := drawTimeline(v, retryPlanner(settings.Default()))
+	var failed []tlBar
+	var calls, tools int
 	for _, b := range tl.Bars {
 		switch b.Class {
 		case "call failed":
-			failed++
+			failed = append(failed, b)
 		case "call":
 			calls++
 		case "tool":
 			tools++
 		}
 	}
-	if failed != 1 || calls != 3 || tools != 1 {
-		t.Errorf("bars: %d failed, %d calls, %d tools", failed, calls, tools)
+	if len(failed) != 2 || calls != 3 || tools != 1 {
+		t.Fatalf("bars: %d failed, %d calls, %d tools", len(failed), calls, tools)
 	}
-	if len(tl.Waits) != 1 || tl.Waits[0].Label != "wait 2.0s" {
+	if len(tl.Waits) != 2 || tl.Waits[0].Label != "wait 2.0s" || tl.Waits[1].Label != "wait 2.0s" {
 		t.Fatalf("waits %+v", tl.Waits)
 	}
-	if len(tl.Failures) != 1 || tl.Failures[0].Class != "transient" || !tl.Failures[0].Retried {
+	if len(tl.Failures) != 2 || tl.Failures[0].Class != "transient" || !tl.Failures[0].Retried {
 		t.Errorf("failures %+v", tl.Failures)
 	}
 	if len(tl.Marks) != 1 || !strings.Contains(tl.Marks[0].Label, "compaction") {
@@ -89,19 +95,19 @@ func TestSessionTimeline(t *testing.T) {
 	if len(tl.Breaks) != 1 || tl.Breaks[0].Label != "idle 54.9s" {
 		t.Errorf("breaks %+v", tl.Breaks)
 	}
-	// The wait lies between the failed bar's end and the retry's start.
-	var fail, retry tlBar
-	for _, b := range tl.Bars {
-		if b.Class == "call failed" {
-			fail = b
-		}
-		if b.Class == "call" && retry.Class == "" {
-			retry = b
+	// Each wait lies between its failed bar's end and the retry's start,
+	// and the bars keep the calls' own lengths: 500 ms, then 790 ms.
+	perMs := tl.Waits[0].W / 2000
+	for i, w := range tl.Waits {
+		f := failed[i]
+		if d := w.X - (f.X + f.W); d < -0.01 || d > 0.01 {
+			t.Errorf("wait %d starts at %.1f, its failed bar ends at %.1f", i, w.X, f.X+f.W)
 		}
 	}
-	w := tl.Waits[0]
-	if d := w.X - (fail.X + fail.W); d < -0.01 || d > 0.01 || w.X+w.W > retry.X+0.01 || w.W < 100 {
-		t.Errorf("wait at %.1f+%.1f, failed bar %.1f+%.1f, retry at %.1f", w.X, w.W, fail.X, fail.W, retry.X)
+	for i, want := range []float64{500, 790} {
+		if got := failed[i].W / perMs; got < want-1 || got > want+1 {
+			t.Errorf("failed call %d drawn %.0f ms long, want %.0f", i, got, want)
+		}
 	}
 	code, page := e.get(t, "/sessions/"+name)
 	if code != 200 {
@@ -111,6 +117,48 @@ func TestSessionTimeline(t *testing.T) {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %s", s)
 		}
+	}
+}
+
+// The waits follow the retry settings: a longer base delay, a second
+// retry that waits twice as long, and a server's hint.
+func TestTimelineWaitsFollowSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings, errMsg string
+		waits                  [2]int // what rally waited, in ms
+		want                   []string
+	}{
+		{"defaults", ``, "503 overloaded", [2]int{2000, 4000}, []string{"wait 2.0s", "wait 4.0s"}},
+		{"base delay", `{"retry": {"baseDelayMs": 500}}`, "503 overloaded", [2]int{500, 1000}, []string{"wait 500ms", "wait 1.0s"}},
+		{"retries since lowered", `{"retry": {"maxRetries": 0}}`, "503 overloaded", [2]int{2000, 4000}, []string{"wait 2.0s", "wait 4.0s"}},
+		{"server hint", ``, "429 rate limit: Please try again in 7s", [2]int{7000, 7000}, []string{"wait 7.0s", "wait 7.0s"}},
+		{"text not retryable alone", ``, "stream idle for 30s", [2]int{2000, 4000}, []string{"wait 2.0s", "wait 4.0s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tc.settings != "" {
+				writeFile(t, e.src.Global.Path, tc.settings)
+			}
+			j := newFixture("99999999-1111-4111-8111-111111111111")
+			j.user(j.at(0), "go")
+			// A stream that failed at 800 after some output (its message
+			// has its start), then a call that failed at once (its
+			// message has the failure's time), each written when its
+			// wait was over; then success. The waits are not in the file.
+			w1 := 800 + tc.waits[0]
+			j.call(j.at(100), j.at(w1), "streamed a bit", tc.errMsg, true)
+			j.call(j.at(w1+100), j.at(w1+100+tc.waits[1]), "", tc.errMsg, true)
+			j.call(j.at(w1+100+tc.waits[1]), j.at(w1+tc.waits[1]+900), "ok", "", false)
+			name := j.write(t, e.sessions)
+			_, page := e.get(t, "/sessions/"+name)
+			var got []string
+			for _, m := range regexp.MustCompile(`<text class="wait-label"[^>]*>([^<]*)</text>`).FindAllStringSubmatch(page, -1) {
+				got = append(got, m[1])
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("waits %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
 

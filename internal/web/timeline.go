@@ -6,6 +6,9 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/settings"
 )
 
 // The timeline is an SVG drawn on the server from a session's entries:
@@ -90,8 +93,40 @@ type tlFailure struct {
 // span is an interval of the session's time.
 type span struct{ from, to time.Time }
 
+// planner says how long rally waits before retry n of the failed call e.
+type planner func(e *entryView, n int) time.Duration
+
+// retryPlanner plans with the retry settings st, taking the longest wait
+// they allow (jitter at its top). It plans every retry: settings changed
+// since the session ran must not make a wait that happened disappear.
+func retryPlanner(st *settings.Settings) planner {
+	return func(e *entryView, n int) time.Duration {
+		pol := st.RetryPolicy(e.Provider)
+		pol.Disabled, pol.MaxRetries = false, max(pol.MaxRetries, n)
+		pol.Rand = func() float64 { return 1 }
+		f := retry.Failure{Provider: e.Provider, Body: e.Error}
+		class := retry.Classify(f).Class
+		if !class.Retryable() {
+			// Retried, so rally saw it as transient: the stored text lost
+			// what told it so (an idle timeout's Go error type).
+			class = retry.Transient
+		}
+		return pol.Decide(retry.Attempt{Class: class, N: n, Hint: retry.Hint(f, e.Start)}).Delay
+	}
+}
+
 // drawTimeline lays out the entries of v.
-func drawTimeline(v *sessionView) *timeline {
+//
+// Where a model call starts and ends comes from two times a session file
+// holds: a message's own timestamp (the request going out, or the failure
+// for a call that failed before it could stream) and its entry's (written
+// when the message is complete). A retried failure is written only once
+// its wait is over, when it is known to have been retried, so its entry
+// time is the end of the wait: the wait began when the call failed, which
+// is the message's time for a failure before any output (whose call began
+// when the entry before it ended), and otherwise the entry time less the
+// delay plan gives.
+func drawTimeline(v *sessionView, plan planner) *timeline {
 	tl := &timeline{Width: tlWidth, Height: tlHeight, CallY: tlCallY, ToolY: tlToolY, BarH: tlBarH,
 		Top: tlCallY - 18, Bottom: tlToolY + tlBarH, AxisY: tlToolY + tlBarH + 18, FailY: tlCallY + tlBarH + 11}
 	type item struct {
@@ -100,37 +135,57 @@ func drawTimeline(v *sessionView) *timeline {
 		wait bool
 	}
 	var items []item
+	var prevEnd time.Time     // when the entry before ended
 	var lastCallEnd time.Time // where a tool run starts
-	var failedEnd time.Time   // end of a retried failure, where its wait starts
+	attempt := 0              // retries so far in the current chain
 	var compactions []time.Time
 	var compactLabels []string
 	for i := range v.Entries {
 		e := &v.Entries[i]
+		before := prevEnd
+		if !e.End.IsZero() {
+			prevEnd = e.End
+		}
 		switch e.Kind {
 		case kindAssistant:
 			start, end := e.Start, e.End
 			if start.IsZero() || start.After(end) {
 				start = end
 			}
-			if !failedEnd.IsZero() && start.After(failedEnd) {
-				items = append(items, item{span: span{failedEnd, start}, wait: true})
+			if e.Failed() && len(e.Blocks) == 0 && !before.IsZero() && before.Before(start) {
+				// Failed before any output, so stamped when it failed: it
+				// began when the entry before it ended.
+				start = before
 			}
-			failedEnd = time.Time{}
-			class, title := "call", fmt.Sprintf("%s · %s", e.Model, dur(end.Sub(start)))
+			callEnd := end
+			if e.Retried {
+				attempt++
+				callEnd = end.Add(-plan(e, attempt))
+				if e.Start.After(callEnd) {
+					callEnd = e.Start
+				}
+				if callEnd.Before(start) {
+					callEnd = start
+				}
+				if callEnd.After(end) {
+					callEnd = end
+				}
+				items = append(items, item{span: span{callEnd, end}, wait: true})
+			} else {
+				attempt = 0
+			}
+			took := dur(callEnd.Sub(start))
+			class, title := "call", fmt.Sprintf("%s · %s", e.Model, took)
 			switch {
 			case e.Failed():
 				class = "call failed"
-				cls := e.ErrClass
-				title = fmt.Sprintf("%s failed after %s: %s: %s", e.Model, dur(end.Sub(start)), cls, e.Error)
-				tl.Failures = append(tl.Failures, tlFailure{Anchor: e.ID, Time: clock(end), Class: cls, Error: e.Error, Retried: e.Retried, item: len(items)})
-				if e.Retried {
-					failedEnd = end
-				}
-			case e.StopReason == "aborted":
+				title = fmt.Sprintf("%s failed after %s: %s: %s", e.Model, took, e.ErrClass, e.Error)
+				tl.Failures = append(tl.Failures, tlFailure{Anchor: e.ID, Time: clock(callEnd), Class: e.ErrClass, Error: e.Error, Retried: e.Retried, item: len(items)})
+			case e.Abort:
 				class = "call aborted"
-				title = fmt.Sprintf("%s aborted after %s", e.Model, dur(end.Sub(start)))
+				title = fmt.Sprintf("%s aborted after %s", e.Model, took)
 			}
-			items = append(items, item{span: span{start, end}, bar: &tlBar{Y: tlCallY, Class: class, Title: title, Anchor: e.ID}})
+			items = append(items, item{span: span{start, callEnd}, bar: &tlBar{Y: tlCallY, Class: class, Title: title, Anchor: e.ID}})
 			lastCallEnd = end
 		case kindToolResult:
 			start := lastCallEnd
@@ -148,7 +203,7 @@ func drawTimeline(v *sessionView) *timeline {
 			compactions = append(compactions, e.End)
 			compactLabels = append(compactLabels, fmt.Sprintf("compaction (%d tokens before)", e.TokensBefore))
 		case kindUser:
-			failedEnd = time.Time{} // a new prompt starts; no wait spans it
+			attempt = 0
 		}
 	}
 	for _, c := range compactions {
