@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rally-agent/rally/settings"
@@ -114,6 +115,9 @@ func Listen(ctx context.Context, addr string) (net.Listener, error) {
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("web: %w (another rally web may be running there; --listen 127.0.0.1:0 picks a free port)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("web: %w", err)
 	}

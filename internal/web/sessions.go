@@ -81,9 +81,15 @@ type block struct {
 	Kind string // text, thinking, toolCall, image
 	Name string // the tool of a toolCall
 	Text string // the text, thinking, arguments, or an image's MIME type
-	// Set by prepare, for the template.
+	// Set by prepare, for the template. Long text (a tool's output) is
+	// folded, with its line count on the fold.
 	IsText, IsThinking, IsToolCall bool
+	Lines                          int
+	Long                           bool
 }
+
+// foldLines is how many lines of text show unfolded.
+const foldLines = 15
 
 // Failed reports a model call that ended in an error.
 func (e *entryView) Failed() bool { return e.Kind == kindAssistant && e.StopReason == "error" }
@@ -138,6 +144,10 @@ func (e *entryView) prepare() {
 	for i := range e.Blocks {
 		b := &e.Blocks[i]
 		b.IsText, b.IsThinking, b.IsToolCall = b.Kind == "text", b.Kind == "thinking", b.Kind == "toolCall"
+		if b.IsText {
+			b.Lines = strings.Count(b.Text, "\n") + 1
+			b.Long = b.Lines > foldLines
+		}
 	}
 }
 

@@ -285,3 +285,15 @@ func TestPiSession(t *testing.T) {
 		}
 	}
 }
+
+func TestLongOutputFolded(t *testing.T) {
+	e := newEnv(t)
+	j := newFixture("12121212-1212-4121-8121-121212121212")
+	j.user(j.at(0), "run it")
+	j.tool(j.at(10), j.at(20), j.at(30), "bash", `{"command":"seq 40"}`, strings.TrimSuffix(strings.Repeat("line\n", 40), "\n"))
+	j.call(j.at(40), j.at(50), "short answer", "", false)
+	_, page := e.get(t, "/sessions/"+j.write(t, e.sessions))
+	if strings.Count(page, `<details class="long"><summary>40 lines</summary>`) != 1 || !strings.Contains(page, `<pre class="text">short answer</pre>`) {
+		t.Error("the 40-line output is not folded, or the short answer is")
+	}
+}

@@ -568,3 +568,15 @@ func TestFixInvalidValue(t *testing.T) {
 		t.Errorf("project file:\n%s", got)
 	}
 }
+
+func TestListenPortInUse(t *testing.T) {
+	ln, err := Listen(context.Background(), "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	_, err = Listen(context.Background(), ln.Addr().String())
+	if err == nil || !strings.Contains(err.Error(), "--listen 127.0.0.1:0 picks a free port") {
+		t.Fatalf("second listen on %s: %v", ln.Addr(), err)
+	}
+}
