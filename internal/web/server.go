@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -131,7 +132,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { done <- hs.Serve(ln) }()
 	// Read the session summaries while the user opens the browser, so the
 	// first visit to the sessions page finds them ready.
-	go func() { _, _, _ = s.sums.list(ctx, 0, -1) }()
+	wctx, stop := context.WithCancel(ctx)
+	var warm sync.WaitGroup
+	warm.Go(func() { _, _, _ = s.sums.list(wctx, 0, -1) })
+	defer warm.Wait() // after stop, below: defers run last first
+	defer stop()
 	select {
 	case err := <-done:
 		return fmt.Errorf("web: %w", err)
