@@ -119,14 +119,7 @@ func (e *entryView) prepare() {
 	}
 	e.When = clock(e.End)
 	if e.Kind == kindAssistant {
-		took := time.Duration(0)
-		if !e.Start.IsZero() && !e.End.Before(e.Start) {
-			took = e.End.Sub(e.Start)
-		}
-		e.Took = dur(took)
-		if e.TokensOut > 0 {
-			e.Took += fmt.Sprintf(" · %d in / %d out", e.TokensIn, e.TokensOut)
-		}
+		e.setCall(e.Start, e.End)
 	}
 	if e.Failed() {
 		e.CSS += " failed"
@@ -148,6 +141,21 @@ func (e *entryView) prepare() {
 			b.Lines = strings.Count(b.Text, "\n") + 1
 			b.Long = b.Lines > foldLines
 		}
+	}
+}
+
+// setCall says when a model call ended and how long it took; the
+// timeline corrects it where the entry's own times mislead (a retried
+// failure is written after its wait).
+func (e *entryView) setCall(start, end time.Time) {
+	e.When = clock(end)
+	took := time.Duration(0)
+	if !start.IsZero() && !end.Before(start) {
+		took = end.Sub(start)
+	}
+	e.Took = dur(took)
+	if e.TokensOut > 0 {
+		e.Took += fmt.Sprintf(" · %d in / %d out", e.TokensIn, e.TokensOut)
 	}
 }
 

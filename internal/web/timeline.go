@@ -115,7 +115,8 @@ func retryPlanner(st *settings.Settings) planner {
 	}
 }
 
-// drawTimeline lays out the entries of v.
+// drawTimeline lays out the entries of v, and corrects the times their
+// transcript shows for the calls whose entries mislead (see setCall).
 //
 // Where a model call starts and ends comes from two times a session file
 // holds: a message's own timestamp (the request going out, or the failure
@@ -174,6 +175,7 @@ func drawTimeline(v *sessionView, plan planner) *timeline {
 			} else {
 				attempt = 0
 			}
+			e.setCall(start, callEnd)
 			took := dur(callEnd.Sub(start))
 			class, title := "call", fmt.Sprintf("%s · %s", e.Model, took)
 			switch {
