@@ -113,7 +113,9 @@ func TestSessionTimeline(t *testing.T) {
 	if code != 200 {
 		t.Fatal(code)
 	}
-	for _, s := range []string{`<rect class="call failed"`, `<text class="wait-label"`, ">wait 2.0s</text>", "529 overloaded_error: Overloaded", "<b class=\"class\">transient</b>"} {
+	// The transcript gives the failed call its own length, not its wait's.
+	for _, s := range []string{`<rect class="call failed"`, `<text class="wait-label"`, ">wait 2.0s</text>", "529 overloaded_error: Overloaded", "<b class=\"class\">transient</b>",
+		`<span class="dim">500ms · 10 in / 5 out</span>`, `<span class="dim">790ms · 10 in / 5 out</span>`} {
 		if !strings.Contains(page, s) {
 			t.Errorf("page lacks %s", s)
 		}
