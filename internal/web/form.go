@@ -67,6 +67,7 @@ type field struct {
 	ReadOnly                       bool   // set in a file that wins over the one edited
 	Bare                           bool   // its group already says what it is
 	Errors                         []string
+	Notes                          []string // said of the value on disk; unlike Errors, no reason to refuse a save
 	node                           *schemaNode
 }
 
@@ -235,6 +236,11 @@ func buildField(key, label string, n *schemaNode, l *layers) (*field, error) {
 		f.Default = display(n, n.Default)
 	}
 	f.Value = display(n, raw)
+	if looksLikeKey(f.Value) {
+		// A key typed into the file by hand: never shown.
+		f.Value = ""
+		f.Notes = append(f.Notes, f.SourceName+": "+key+": looks like an API key, so it is not shown; keys belong in rally auth, not in settings: remove it from the file")
+	}
 	switch {
 	case n.Type == "boolean":
 		f.Widget = wSelect

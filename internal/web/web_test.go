@@ -580,3 +580,16 @@ func TestListenPortInUse(t *testing.T) {
 		t.Fatalf("second listen on %s: %v", ln.Addr(), err)
 	}
 }
+
+func TestKeyInFileNotShown(t *testing.T) {
+	e := newEnv(t)
+	const key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz"
+	writeFile(t, e.src.Global.Path, `{"defaultModel": "`+key+`"}`)
+	_, page := e.get(t, "/settings")
+	if strings.Contains(page, "abcdefghijklmnop") {
+		t.Fatal("the key is on the page")
+	}
+	if !strings.Contains(page, "defaultModel: looks like an API key, so it is not shown") {
+		t.Error("no word about the hidden value")
+	}
+}
