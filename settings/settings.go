@@ -75,6 +75,7 @@ type Settings struct {
 	Compaction   Compaction          `json:"compaction" jsonschema_description:"Summarising older messages when the context fills up."`
 	Providers    map[string]Provider `json:"providers" jsonschema_description:"Model providers by name. Built-in entries exist for openai, anthropic, google, openrouter, groq, local and sim; an entry with the same name merges over the built-in one."`
 	Hooks        []Hook              `json:"hooks" jsonschema_description:"Commands run for session events, off the hot path."`
+	Fleet        Fleet               `json:"fleet" jsonschema_description:"Sharing usage-limit marks, cooldowns, budgets and a circuit breaker across machines through Redis (DESIGN §13)."`
 }
 
 // Agent is the agent loop's group. Zero MaxTurns means no model call at all
@@ -167,6 +168,7 @@ func Default() *Settings {
 		},
 		Providers: Builtin(),
 		Hooks:     []Hook{},
+		Fleet:     defaultFleet(),
 	}
 }
 
