@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/fleet/redistest"
@@ -19,6 +18,7 @@ import (
 	"github.com/rally-agent/rally/llm/openai"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/retry"
+	"github.com/redis/go-redis/v9"
 )
 
 const (

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/rally-agent/rally/auth"
+	"github.com/redis/go-redis/v9"
 )
 
 // Marks keeps usage-limit marks in Redis, where every rally process of the

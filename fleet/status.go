@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/rally-agent/rally/auth"
+	"github.com/redis/go-redis/v9"
 )
 
 // Status is what the fleet shares right now, as `rally fleet status` shows

@@ -30,7 +30,10 @@ const (
 // The zero Fleet (no URL) shares nothing and changes nothing.
 type Fleet struct {
 	// Redis is a redis:// or rediss:// (TLS) URL without a password.
-	Redis string `json:"redis,omitempty" jsonschema:"pattern=^rediss?://([^:@/]+@)?[^@/?]+(/[0-9]+)?$" jsonschema_description:"Redis URL shared by the fleet: redis://host:6379/0, or rediss:// for TLS. No password here: name its variable in passwordEnv. RALLY_REDIS_URL, when set, wins. Empty: nothing is shared beyond this machine."`
+	// It has no schema pattern: the validator quotes a value that fails
+	// one, and this one may hold a password by mistake; rally checks it
+	// when it connects, with the password redacted.
+	Redis string `json:"redis,omitempty" jsonschema_description:"Redis URL shared by the fleet: redis://host:6379/0, or rediss:// for TLS. No password here: name its variable in passwordEnv. RALLY_REDIS_URL, when set, wins. Empty: nothing is shared beyond this machine."`
 	// PasswordEnv names the variable holding the Redis password; the
 	// password itself never goes in a settings file.
 	PasswordEnv string `json:"passwordEnv,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_description:"Name of the environment variable holding the Redis password (the password never goes in this file)."`

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
@@ -251,6 +252,8 @@ type authRun struct {
 	now    func() time.Time
 	log    *slog.Logger
 	stderr io.Writer
+	// fleet shares marks, cooldowns, budgets and breakers (nil: none).
+	fleet *fleet.Fleet
 }
 
 // useAuth picks the run's credential from auth.json and the environment,
@@ -269,7 +272,7 @@ func useAuth(ctx context.Context, cfg *session.Config, a authRun) (*auth.Rotatio
 		return nil, &exitError{2, err}
 	}
 	rot := auth.New(auth.Config{
-		Marks:       &auth.FileMarks{Path: auth.MarksPath(a.home), Now: a.now},
+		Marks:       a.marks(),
 		Credentials: a.credentials(file),
 		Connect:     a.connect,
 		Fallbacks:   a.st.Retry.FallbackModels,
@@ -334,7 +337,7 @@ func (a authRun) connect(provider, model, key string) (llm.Provider, llm.Model, 
 	if err != nil {
 		return nil, llm.Model{}, err
 	}
-	return p, m, nil
+	return a.gate(p, provider, m, key), m, nil
 }
 
 // storedProvider picks the provider for a run that names none, when the

@@ -72,6 +72,7 @@ func newRoot(s streams) *cobra.Command {
 		newSettingsCmd(s),
 		newAuthCmd(s),
 		newFakeLLMCmd(s),
+		newFleetCmd(s),
 	)
 	return root
 }

@@ -185,8 +185,17 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		},
 		NoAutoCompaction: !st.Compaction.Enabled,
 	}
+	// The fleet's Redis, when there is one (fleet.go).
+	fl, err := openFleet(st, os.Getenv, logger, s.err)
+	if err != nil {
+		env.close()
+		return nil, err
+	}
+	if fl != nil {
+		env.closers = append(env.closers, func() { fl.Close() })
+	}
 	// The credential, and the rotation on usage limits (auth.go).
-	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: time.Now, log: logger, stderr: s.err}); err != nil {
+	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: time.Now, log: logger, stderr: s.err, fleet: fl}); err != nil {
 		env.close()
 		return nil, err
 	}

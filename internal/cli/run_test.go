@@ -19,6 +19,9 @@ import (
 // TestMain lets the test binary act as the rally command, so tests can run
 // it as a real child process (and kill it).
 func TestMain(m *testing.M) {
+	if n, prompts, ok := sessionsEnv(os.Getenv("RALLY_TEST_SESSIONS")); ok && os.Getenv("RALLY_TEST_AS_MAIN") == "1" {
+		os.Exit(fleetSessions(n, prompts, os.Args[1:])) // TestFleetBudget's child
+	}
 	if os.Getenv("RALLY_TEST_AS_MAIN") == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
