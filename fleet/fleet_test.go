@@ -49,7 +49,7 @@ func gate(f *fleet.Fleet, srv *llmtest.Server, key string) *fleet.Gate {
 
 // ask sends one request through p and reads the answer to its end.
 func ask(ctx context.Context, p llm.Provider) error {
-	s, err := p.Stream(ctx, &llm.Request{Model: llm.Model{ID: "m", Provider: "acme", API: llm.APIOpenAICompletions}, Messages: []llm.Message{{Role: llm.User, Content: []llm.Content{llm.Text("hi")}}}})
+	s, err := p.Stream(ctx, request())
 	if err != nil {
 		return err
 	}

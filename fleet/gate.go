@@ -97,7 +97,7 @@ func (g *Gate) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error
 	if g.Estimate != nil && g.Budget.Tokens > 0 {
 		cost = g.Estimate(req)
 	}
-	probe, err := g.admit(ctx, r, br, id, cost)
+	a, err := g.admit(ctx, r, br, id, cost)
 	if err != nil {
 		return nil, err
 	}
@@ -106,30 +106,32 @@ func (g *Gate) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error
 	if ctx.Err() != nil {
 		outcome = outcomeNeutral // the caller left: nothing learned
 	}
-	if probe || cool > 0 || outcome != outcomeNeutral {
+	// A success on a clean breaker changes nothing: the common request
+	// costs one round trip, not two.
+	if a.probe || cool > 0 || outcome == outcomeFailed || outcome == outcomeOK && a.dirty {
 		g.Fleet.record(ctx, r, cool, status, outcome, br, id)
 	}
 	return s, err
 }
 
-// admit waits until the fleet lets the request go. It returns whether the
-// request is the breaker's probe. Redis trouble lets the request go: the
-// fleet is a help, never a gate that stays shut.
-func (g *Gate) admit(ctx context.Context, r route, br Breaker, id string, cost int) (probe bool, err error) {
+// admit waits until the fleet lets the request go, and returns the
+// admission that let it. Redis trouble lets the request go: the fleet is a
+// help, never a gate that stays shut.
+func (g *Gate) admit(ctx context.Context, r route, br Breaker, id string, cost int) (admission, error) {
 	toldProbe := false
 	for {
 		a, err := g.Fleet.admit(ctx, r, g.Budget, br, id, cost)
 		if err != nil {
 			if ctx.Err() != nil {
-				return false, ctx.Err()
+				return admission{}, ctx.Err()
 			}
-			return false, nil
+			return admission{}, nil
 		}
 		if a.reason == "" {
-			return a.probe, nil
+			return a, nil
 		}
 		if (a.reason == WaitCooldown || a.reason == WaitBreaker) && a.wait > g.maxWait() {
-			return false, g.tooLong(a)
+			return admission{}, g.tooLong(a)
 		}
 		// A probe wait is re-asked every 250 ms; it is told once.
 		if g.OnWait != nil && (a.reason != WaitProbe || !toldProbe) {
@@ -143,11 +145,11 @@ func (g *Gate) admit(ctx context.Context, r route, br Breaker, id string, cost i
 			if a.reserved {
 				g.Fleet.refund(ctx, r, g.Budget, cost)
 			}
-			return false, ctx.Err()
+			return admission{}, ctx.Err()
 		case <-t.C:
 		}
 		if a.reason == WaitBudget {
-			return a.probe, nil // the budget is reserved: go
+			return a, nil // the budget is reserved: go
 		}
 	}
 }

@@ -71,6 +71,8 @@ type admission struct {
 	reserved bool
 	probe    bool // this request is the breaker's probe
 	status   int  // the status that set a cooldown
+	// dirty: the breaker holds failures, which a success must clear.
+	dirty bool
 }
 
 // admitScript decides in one round trip whether a request may go: the
@@ -82,26 +84,28 @@ type admission struct {
 // KEYS: cooldown, breaker, budget. ARGV: breaker on (0/1), probe id,
 // probe lease ms, request burst, request refill per ms, token burst, token
 // refill per ms, token cost, budget ttl ms.
-// Returns {reason, wait ms, reserved, probe, status}; reason 0 go, 1
-// cooldown, 2 breaker, 3 probe, 4 budget.
+// Returns {reason, wait ms, reserved, probe, status, dirty}; reason 0 go,
+// 1 cooldown, 2 breaker, 3 probe, 4 budget; dirty 1 when the breaker has
+// failures to forget, so a success needs recording.
 var admitScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local cu = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
 if cu > now then
-  return {1, cu - now, 0, 0, tonumber(redis.call('HGET', KEYS[1], 'status') or '0')}
+  return {1, cu - now, 0, 0, tonumber(redis.call('HGET', KEYS[1], 'status') or '0'), 0}
 end
-local probe = 0
+local probe, dirty = 0, 0
 if ARGV[1] == '1' then
   local b = redis.call('HMGET', KEYS[2], 'open', 'probe', 'probeUntil')
   local open = tonumber(b[1] or '0')
   if open > now then
-    return {2, open - now, 0, 0, 0}
+    return {2, open - now, 0, 0, 0, 1}
   end
+  dirty = redis.call('EXISTS', KEYS[2])
   if open > 0 then
     local pu = tonumber(b[3] or '0')
     if b[2] and b[2] ~= ARGV[2] and pu > now then
-      return {3, math.min(pu - now, 250), 0, 0, 0}
+      return {3, math.min(pu - now, 250), 0, 0, 0, 1}
     end
     redis.call('HSET', KEYS[2], 'probe', ARGV[2], 'probeUntil', now + tonumber(ARGV[3]))
     probe = 1
@@ -109,7 +113,7 @@ if ARGV[1] == '1' then
 end
 local rb, rr, tb, tr = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7])
 if rb <= 0 and tb <= 0 then
-  return {0, 0, 0, probe, 0}
+  return {0, 0, 0, probe, 0, dirty}
 end
 local h = redis.call('HMGET', KEYS[3], 'r', 't', 'ts')
 local ts = tonumber(h[3] or now)
@@ -128,9 +132,9 @@ end
 redis.call('HSET', KEYS[3], 'r', tostring(r), 't', tostring(tk), 'ts', now)
 redis.call('PEXPIRE', KEYS[3], ARGV[9])
 if wait > 0 then
-  return {4, math.ceil(wait), 1, probe, 0}
+  return {4, math.ceil(wait), 1, probe, 0, dirty}
 end
-return {0, 0, 1, probe, 0}
+return {0, 0, 1, probe, 0, dirty}
 `)
 
 // refundScript gives back what a cancelled reservation took. KEYS: budget.
@@ -231,11 +235,11 @@ func (f *Fleet) admit(ctx context.Context, r route, b Budget, br Breaker, probeI
 	if err != nil {
 		return admission{}, err
 	}
-	if len(res) != 5 {
+	if len(res) != 6 {
 		return admission{}, fmt.Errorf("fleet: admit: unexpected reply %v", res)
 	}
 	n := func(i int) int64 { v, _ := res[i].(int64); return v }
-	a := admission{wait: time.Duration(n(1)) * time.Millisecond, reserved: n(2) == 1, probe: n(3) == 1, status: int(n(4))}
+	a := admission{wait: time.Duration(n(1)) * time.Millisecond, reserved: n(2) == 1, probe: n(3) == 1, status: int(n(4)), dirty: n(5) == 1}
 	switch n(0) {
 	case 1:
 		a.reason = WaitCooldown
