@@ -180,8 +180,18 @@ func (f *Fleet) do(ctx context.Context, op string, fn func(ctx context.Context, 
 		return fmt.Errorf("fleet: %s: %w", op, err)
 	}
 	f.goLocal(op, err)
-	return fmt.Errorf("fleet: %s: %w", op, ErrLocal)
+	return &downError{op: op, cause: short(err)}
 }
+
+// downError is the failure that put the Fleet in local mode; it is
+// ErrLocal for errors.Is.
+type downError struct{ op, cause string }
+
+func (e *downError) Error() string {
+	return "fleet: " + e.op + ": redis unavailable: " + e.cause
+}
+
+func (e *downError) Is(target error) bool { return target == ErrLocal }
 
 // isConnReply: replies that mean this server cannot serve us now (loading,
 // a replica, auth), which are outages rather than bugs.

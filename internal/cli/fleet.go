@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,6 +19,8 @@ import (
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/logging"
 	"github.com/spf13/cobra"
 )
 
@@ -34,6 +38,9 @@ func openFleet(st *settings.Settings, getenv func(string) string, log *slog.Logg
 			return nil, &exitError{2, errors.New("fleet.redis: the settings file must not hold the Redis password: remove it from the URL and name its variable in fleet.passwordEnv")}
 		}
 	}
+	// go-redis logs dial failures to stderr, process-wide; the Fleet
+	// reports outages itself, once.
+	redis.SetLogger(&logging.VoidLogger{})
 	var password string
 	if env := st.Fleet.PasswordEnv; env != "" {
 		if password = getenv(env); password == "" {
@@ -138,7 +145,8 @@ func fleetStatus(ctx context.Context, w io.Writer, f *fleet.Fleet, st *settings.
 	if err != nil {
 		return fmt.Errorf("fleet status: redis at %s: %w", f.Addr(), err)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "redis %s\n\n", f.Addr())
 	section := func(title, header string, rows int) {
 		fmt.Fprintf(tw, "%s\n", title)
@@ -172,8 +180,11 @@ func fleetStatus(ctx context.Context, w io.Writer, f *fleet.Fleet, st *settings.
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\n", b.Provider, b.Model, b.State, b.Failures, until)
 	}
-	gap(tw, len(status.Breakers))
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, strings.TrimRight(buf.String(), "\n")+"\n")
+	return err
 }
 
 func gap(w io.Writer, rows int) {
@@ -200,8 +211,11 @@ func limits(b settings.Budget) string {
 		}
 		s += fmt.Sprintf("%d tok", b.TokensPerMinute)
 	}
-	if s == "" {
+	switch {
+	case s == "":
 		return "-"
+	case b.Window() == time.Minute:
+		return s + " per minute"
 	}
 	return s + " per " + b.Window().String()
 }

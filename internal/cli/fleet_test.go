@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -313,4 +317,61 @@ func sessionsEnv(v string) (n, prompts int, ok bool) {
 	n, err1 := strconv.Atoi(a)
 	prompts, err2 := strconv.Atoi(b)
 	return n, prompts, ok && err1 == nil && err2 == nil
+}
+
+// TestFleetStatusREADME builds a fleet's state with real runs (a usage
+// limit on key one, a 503 with retry-after on key two, a budget and a
+// breaker) and checks that rally fleet status prints what the README shows,
+// times and the refilled budget aside. FLEET_README=update writes the
+// output into README.md.
+func TestFleetStatusREADME(t *testing.T) {
+	readmePath, err := filepath.Abs("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := redistest.Start(t)
+	homeA, _ := fleetHomes(t, rs.URL)
+	t.Setenv("RALLY_HOME", homeA)
+	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"budgets":{"acme":{"requestsPerMinute":60}},"breaker":{"failures":2}}}`)
+	busy := llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded, Header: map[string]string{"retry-after": "120"}}
+	srv := llmtest.NewServer(t, usageLimited(testKeyA), busy)
+	run(t, "", acmeArgs(srv, "m")...) // fails: the 503's wait is past maxDelayMs
+	if n := len(srv.Requests()); n != 2 {
+		t.Fatalf("%d requests, want key one's usage limit and key two's 503", n)
+	}
+	out, errOut, code := run(t, "", "fleet", "status")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	out = strings.ReplaceAll(out, rs.Addr, "127.0.0.1:6379")
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const start, end = "$ rally fleet status\n", "```"
+	i := bytes.Index(readme, []byte(start))
+	if i < 0 {
+		t.Fatal("README has no rally fleet status example")
+	}
+	i += len(start)
+	j := i + bytes.Index(readme[i:], []byte(end))
+	if os.Getenv("FLEET_README") == "update" {
+		os.WriteFile(readmePath, slices.Concat(readme[:i], []byte(out), readme[j:]), 0o644)
+		return
+	}
+	if got, want := normalStatus(out), normalStatus(string(readme[i:j])); got != want {
+		t.Errorf("rally fleet status printed\n%s\nthe README shows\n%s", got, want)
+	}
+}
+
+var (
+	clock    = regexp.MustCompile(`\d\d:\d\d \(in [^)]*\)`)
+	budgetIn = regexp.MustCompile(`(?m)^(  acme +[0-9a-f]{16} +)\d+`)
+)
+
+// normalStatus blanks what changes from run to run: times, and the budget
+// left (it refills while the test runs).
+func normalStatus(s string) string {
+	s = clock.ReplaceAllString(s, "HH:MM (in …)")
+	return budgetIn.ReplaceAllString(s, "${1}N")
 }
