@@ -9,7 +9,9 @@ import (
 )
 
 // Budget limits what each credential of a provider sends across the
-// fleet. Zero fields are no limit.
+// fleet. Zero fields are no limit. Tokens are counted before the request
+// (Gate.Estimate), and a request larger than the bucket's burst (a tenth
+// of Tokens) takes the whole burst rather than waiting forever.
 type Budget struct {
 	Requests int // requests per Window
 	Tokens   int // estimated input tokens per Window

@@ -23,14 +23,15 @@ type Server struct {
 	Addr, URL string
 	bin, dir  string
 	port      int
+	args      []string
 	cmd       *exec.Cmd
 	exited    chan struct{}
 	t         testing.TB
 }
 
 // Start runs redis-server on a free loopback port and stops it when the
-// test ends.
-func Start(t testing.TB) *Server {
+// test ends. args are added to its command line ("--requirepass", "pw").
+func Start(t testing.TB, args ...string) *Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -39,7 +40,7 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skip("redis-server is not installed; apt-get install -y redis-server to run the fleet tests")
 	}
-	s := &Server{bin: bin, dir: t.TempDir(), t: t}
+	s := &Server{bin: bin, dir: t.TempDir(), t: t, args: args}
 	s.port = freePort(t)
 	s.Addr = "127.0.0.1:" + strconv.Itoa(s.port)
 	s.URL = "redis://" + s.Addr
@@ -61,8 +62,8 @@ func freePort(t testing.TB) int {
 
 func (s *Server) start() {
 	s.t.Helper()
-	s.cmd = exec.Command(s.bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", s.dir, "--loglevel", "warning")
+	s.cmd = exec.Command(s.bin, append([]string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", s.dir, "--loglevel", "warning"}, s.args...)...)
 	out, err := s.cmd.StdoutPipe()
 	if err != nil {
 		s.t.Fatalf("redistest: %v", err)
@@ -112,7 +113,8 @@ func (s *Server) ping() error {
 	if err != nil {
 		return err
 	}
-	if !strings.HasPrefix(line, "+PONG") {
+	// A server with a password answers NOAUTH, which is up all the same.
+	if !strings.HasPrefix(line, "+PONG") && !strings.HasPrefix(line, "-NOAUTH") {
 		return fmt.Errorf("redistest: PING answered %q", line)
 	}
 	return nil

@@ -155,7 +155,7 @@ func listAuth(ctx context.Context, w io.Writer, home string, st *settings.Settin
 	if err != nil {
 		return &exitError{2, err}
 	}
-	marks, err := (&auth.FileMarks{Path: auth.MarksPath(home), Now: func() time.Time { return now }}).Blocked(ctx, "")
+	marks, err := listMarks(ctx, w, home, st, getenv, now)
 	if err != nil {
 		fmt.Fprintln(w, "warning:", err)
 	}

@@ -67,6 +67,21 @@ func (a authRun) marks() auth.Marks {
 	return &fleet.Marks{Fleet: a.fleet, Local: file}
 }
 
+// listMarks is every live mark for rally auth list: the machine's and,
+// with a fleet, the fleet's.
+func listMarks(ctx context.Context, w io.Writer, home string, st *settings.Settings, getenv func(string) string, now time.Time) ([]auth.Mark, error) {
+	a := authRun{home: home, st: st, getenv: getenv, now: func() time.Time { return now }}
+	fl, err := openFleet(st, getenv, slog.New(slog.DiscardHandler), w)
+	if err != nil {
+		fmt.Fprintln(w, "warning:", err)
+	}
+	if fl != nil {
+		defer fl.Close()
+		a.fleet = fl
+	}
+	return a.marks().Blocked(ctx, "")
+}
+
 // gate puts a client for one credential behind the fleet's cooldowns,
 // budget and breaker; without a fleet, or without a key (sim, a local
 // server), the client goes as it is.

@@ -90,7 +90,14 @@ func TestFleetMarksAcrossMachines(t *testing.T) {
 	if ms := marksOf(t, homeB); len(ms) != 0 {
 		t.Errorf("B's own marks file has %+v: the mark should have come from Redis", ms)
 	}
-	for name, text := range map[string]string{"A stderr": errA.String(), "B stderr": errB.String(), "B stdout": out.String()} {
+	t.Setenv("RALLY_HOME", homeB)
+	list, _, _ := run(t, "", "auth", "list")
+	for _, line := range strings.Split(list, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "acme" && (f[1] == "one") != strings.Contains(line, "blocked until") {
+			t.Errorf("B's rally auth list: %q, want only key one blocked (from Redis)", line)
+		}
+	}
+	for name, text := range map[string]string{"A stderr": errA.String(), "B stderr": errB.String(), "B stdout": out.String(), "B auth list": list} {
 		if strings.Contains(text, testKeyA) || strings.Contains(text, testKeyB) {
 			t.Errorf("%s shows a key", name)
 		}
@@ -374,4 +381,33 @@ var (
 func normalStatus(s string) string {
 	s = clock.ReplaceAllString(s, "HH:MM (in …)")
 	return budgetIn.ReplaceAllString(s, "${1}N")
+}
+
+// TestFleetPassword: the password comes from the variable passwordEnv
+// names and shows up nowhere.
+func TestFleetPassword(t *testing.T) {
+	const password = "hunter2-redis-password"
+	rs := redistest.Start(t, "--requirepass", password)
+	homeA, _ := fleetHomes(t, "")
+	t.Setenv("RALLY_HOME", homeA)
+	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"redis":"`+rs.URL+`","passwordEnv":"TEAM_REDIS_PASSWORD"}}`)
+	t.Setenv("TEAM_REDIS_PASSWORD", password)
+	srv := llmtest.NewServer(t, usageLimited(testKeyA), llmtest.Step{Text: "ok"})
+	out1, err1, code := run(t, "", acmeArgs(srv, "m")...)
+	if code != 0 {
+		t.Fatal(err1)
+	}
+	out2, err2, code := run(t, "", "fleet", "status")
+	if code != 0 || !strings.Contains(out2, auth.Fingerprint(testKeyA)) {
+		t.Fatalf("exit %d: %s%s", code, out2, err2)
+	}
+	t.Setenv("TEAM_REDIS_PASSWORD", "wrong-"+password)
+	out3, err3, code := run(t, "", "fleet", "status")
+	if code == 0 || !strings.Contains(err3, "WRONGPASS") {
+		t.Errorf("a wrong password: exit %d, %q", code, err3)
+	}
+	logs, _ := os.ReadFile(filepath.Join(homeA, "logs", "rally.log"))
+	if all := out1 + err1 + out2 + err2 + out3 + err3 + string(logs); strings.Contains(all, password) {
+		t.Errorf("the password shows:\n%s", all)
+	}
 }
