@@ -141,3 +141,20 @@ func (s *Server) Restart() {
 	s.Stop()
 	s.start()
 }
+
+// Busiest is the most of times that fall within any one window (half
+// open, starting at one of them): what a test of a fleet budget checks
+// against the fake LLM's request log.
+func Busiest(times []time.Time, window time.Duration) int {
+	most := 0
+	for _, from := range times {
+		n := 0
+		for _, t := range times {
+			if d := t.Sub(from); d >= 0 && d < window {
+				n++
+			}
+		}
+		most = max(most, n)
+	}
+	return most
+}

@@ -212,16 +212,11 @@ func TestFleetBudget(t *testing.T) {
 	if len(reqs) != 80 {
 		t.Fatalf("%d requests, want 80", len(reqs))
 	}
-	most := 0
-	for i := range reqs {
-		n := 0
-		for j := range reqs {
-			if d := reqs[j].Time.Sub(reqs[i].Time); d >= 0 && d < window {
-				n++
-			}
-		}
-		most = max(most, n)
+	var ts []time.Time
+	for _, r := range reqs {
+		ts = append(ts, r.Time)
 	}
+	most := redistest.Busiest(ts, window)
 	if most > 60 {
 		t.Errorf("%d requests within one %s window, want at most 60", most, window)
 	}
