@@ -254,8 +254,19 @@ func TestFleetRedisKilledMidRun(t *testing.T) {
 		t.Errorf("%d warnings on stderr, want one:\n%s", n, p.stderrText())
 	}
 	rs.Restart()
-	time.Sleep(1500 * time.Millisecond) // past the 1 s reconnect ping: nothing to poll from outside the process
-	prompt("4")                         // key one hits its usage limit: the mark must reach Redis again
+	// The process logs when its reconnect ping (every second) succeeds.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		logs, _ := os.ReadFile(filepath.Join(homeA, "logs", "rally.log"))
+		if bytes.Contains(logs, []byte("redis is back")) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("rally did not reconnect within 10s; log:\n%s", logs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	prompt("4") // key one hits its usage limit: the mark must reach Redis again
 	reqs := srv.Requests()
 	if len(reqs) != 5 || reqs[3].Credential != "sk-…1111" || reqs[4].Credential != "sk-…2222" {
 		t.Fatalf("requests %+v", reqs)
