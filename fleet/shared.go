@@ -56,6 +56,12 @@ type Breaker struct {
 	Open time.Duration
 }
 
+// probeLease is how long the breaker waits for its probe's answer (the
+// response headers) before another request may probe: the default
+// first-byte timeout of a provider, after which the probe is presumed lost
+// (its process crashed, or the timeout fired and was recorded anyway).
+const probeLease = 30 * time.Second
+
 // Reasons an admission waits.
 const (
 	WaitCooldown = "cooldown" // a 429/503 hint another agent saw
@@ -223,14 +229,10 @@ func (r route) keys() []string {
 func (f *Fleet) admit(ctx context.Context, r route, b Budget, br Breaker, probeID string, cost int) (admission, error) {
 	rb, rr := bucket(b.Requests, b.window())
 	tb, tr := bucket(b.Tokens, b.window())
-	lease := br.Open
-	if lease < 10*time.Second {
-		lease = 10 * time.Second
-	}
 	var res []any
 	err := f.do(ctx, "admit", func(ctx context.Context, c *redis.Client) error {
 		var err error
-		res, err = admitScript.Run(ctx, c, r.keys(), on(br.Failures > 0), probeID, lease.Milliseconds(),
+		res, err = admitScript.Run(ctx, c, r.keys(), on(br.Failures > 0), probeID, probeLease.Milliseconds(),
 			rb, rr, tb, tr, cost, (2 * b.window()).Milliseconds()).Slice()
 		return err
 	})
