@@ -145,6 +145,9 @@ func (g *Gate) admit(ctx context.Context, r route, br Breaker, id string, cost i
 			if a.reserved {
 				g.Fleet.refund(ctx, r, g.Budget, cost)
 			}
+			if a.probe { // let another request probe at once
+				g.Fleet.record(ctx, r, 0, 0, outcomeNeutral, br, id)
+			}
 			return admission{}, ctx.Err()
 		case <-t.C:
 		}
