@@ -208,7 +208,7 @@ func (b *rpcBackend) connect(ctx context.Context, m llm.Model) (llm.Provider, ll
 	}
 	t.Model = m.ID
 	cfg := session.Config{Model: m}
-	a := authRun{home: b.home, st: conf.st, target: t, getenv: os.Getenv, now: time.Now, log: b.log, stderr: b.s.err}
+	a := authRun{home: b.home, st: conf.st, target: t, getenv: os.Getenv, now: time.Now, log: b.log, stderr: b.s.err, fleet: b.current().fleet}
 	if _, err := useAuth(ctx, &cfg, a); err != nil {
 		return nil, llm.Model{}, err
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
@@ -119,7 +120,9 @@ type runEnv struct {
 	journal *session.Journal
 	// rot picks credentials and fallback models (nil for sim); a
 	// set_model can go through rot.Start to get a usable key.
-	rot     *auth.Rotation
+	rot *auth.Rotation
+	// fleet is the shared Redis state (nil without a fleet).
+	fleet   *fleet.Fleet
 	closers []func()
 }
 
@@ -192,6 +195,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		return nil, err
 	}
 	if fl != nil {
+		env.fleet = fl
 		env.closers = append(env.closers, func() { fl.Close() })
 	}
 	// The credential, and the rotation on usage limits (auth.go).
