@@ -92,6 +92,7 @@ func TestSchemaDefaults(t *testing.T) {
 		{"agent", "maxTurns"}, {"retry", "enabled"}, {"retry", "maxRetries"}, {"retry", "baseDelayMs"},
 		{"retry", "maxDelayMs"}, {"retry", "jitter"}, {"retry", "streaming"}, {"compaction", "enabled"},
 		{"compaction", "thresholdPercent"}, {"compaction", "keepRecentTokens"},
+		{"tools", "maxOutputBytes"}, {"tools", "maxOutputLines"},
 	} {
 		t.Run(strings.Join(path, "."), func(t *testing.T) {
 			n := schemaAt(path)

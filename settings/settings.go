@@ -25,6 +25,11 @@ const (
 	DefaultThresholdPercent = 85
 	DefaultKeepRecentTokens = 20000
 	DefaultHookTimeoutMs    = 5000
+	// DefaultMaxOutputBytes and DefaultMaxOutputLines cap what one tool
+	// call returns to the model: enough for a long log or a whole source
+	// file, small enough that one cat of a big file cannot fill a context.
+	DefaultMaxOutputBytes = 50 << 10
+	DefaultMaxOutputLines = 2000
 	// DefaultTimeoutMs bounds connecting and waiting for the first byte of
 	// a response. 30 s is long enough for a cold model to start streaming
 	// and short enough that a dead host is noticed before the user gives up.
@@ -75,6 +80,21 @@ type Settings struct {
 	Compaction   Compaction          `json:"compaction" jsonschema_description:"Summarising older messages when the context fills up."`
 	Providers    map[string]Provider `json:"providers" jsonschema_description:"Model providers by name. Built-in entries exist for openai, anthropic, google, openrouter, groq, local and sim; an entry with the same name merges over the built-in one."`
 	Hooks        []Hook              `json:"hooks" jsonschema_description:"Commands run for session events, off the hot path."`
+	Tools        Tools               `json:"tools" jsonschema_description:"The built-in tools read, write, edit and bash: confirmation, environment and output caps."`
+}
+
+// Tools is the tools group (DESIGN §12). Load fills both caps; in a
+// hand-built Tools 0 means their defaults.
+type Tools struct {
+	// Confirm lists the tools the terminal UI asks about before running
+	// them; other front ends (print, RPC) do not ask.
+	Confirm []string `json:"confirm" jsonschema:"enum=read,enum=write,enum=edit,enum=bash" jsonschema_description:"Tools the terminal UI asks about before running them (read, write, edit, bash). Empty: none."`
+	// AllowEnv names the provider key variables that tool commands may
+	// still see; every other key variable is removed from their
+	// environment. A key a tool prints is redacted either way.
+	AllowEnv       []string `json:"allowEnv" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_description:"Key variables (e.g. OPENAI_API_KEY) that bash commands may still see. By default every provider key variable, RALLY_API_KEY, the keyEnv variables of auth.json and any *_API_KEY are removed from their environment; a known key in tool output is redacted either way."`
+	MaxOutputBytes int      `json:"maxOutputBytes" jsonschema:"minimum=1024,maximum=67108864,default=51200" jsonschema_description:"Most bytes of output one tool call returns to the model; the rest is cut with a note on how to read it (read offsets)."`
+	MaxOutputLines int      `json:"maxOutputLines" jsonschema:"minimum=10,maximum=1000000,default=2000" jsonschema_description:"Most lines of output one tool call returns to the model; whichever of the two caps comes first applies."`
 }
 
 // Agent is the agent loop's group. Zero MaxTurns means no model call at all
@@ -167,6 +187,12 @@ func Default() *Settings {
 		},
 		Providers: Builtin(),
 		Hooks:     []Hook{},
+		Tools: Tools{
+			Confirm:        []string{},
+			AllowEnv:       []string{},
+			MaxOutputBytes: DefaultMaxOutputBytes,
+			MaxOutputLines: DefaultMaxOutputLines,
+		},
 	}
 }
 
@@ -211,5 +237,11 @@ func (s *Settings) normalize() {
 	}
 	if s.Hooks == nil {
 		s.Hooks = []Hook{}
+	}
+	if s.Tools.Confirm == nil {
+		s.Tools.Confirm = []string{}
+	}
+	if s.Tools.AllowEnv == nil {
+		s.Tools.AllowEnv = []string{}
 	}
 }

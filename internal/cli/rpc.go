@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rally-agent/rally/auth"
@@ -22,13 +21,13 @@ import (
 
 // runRPC is `rally --mode rpc`: the JSON-lines protocol on stdin and
 // stdout (package rpc). stdout carries protocol lines only; warnings and
-// logs go to stderr and the log file. EOF on stdin, SIGTERM and SIGINT
+// logs go to stderr and the log file. EOF on stdin, SIGTERM, SIGINT and SIGHUP
 // abort any run and exit 0.
 func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("--mode rpc takes no prompt argument: send prompt commands on stdin")}
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(cmd.Context(), stopSignals()...)
 	defer stop()
 	b, err := newRPCBackend(ctx, s, *f)
 	if err != nil {
