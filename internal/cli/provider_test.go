@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/rally-agent/rally/llm/anthropic"
 	"github.com/rally-agent/rally/llm/gemini"
 	"github.com/rally-agent/rally/llm/openai"
+	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/settings"
 )
 
@@ -41,5 +44,23 @@ func TestProviderForOptions(t *testing.T) {
 				t.Errorf("options %+v, want %+v", got, want)
 			}
 		})
+	}
+}
+
+// TestEventTooLarge: providers.NAME.maxEventBytes reaches the client; an
+// event over it fails the prompt at once (fatal: one request, no retry),
+// saying so under the provider's name.
+func TestEventTooLarge(t *testing.T) {
+	isolate(t)
+	srv := llmtest.NewServer(t, llmtest.Step{Text: strings.Repeat("x", 8192), Chunks: 1})
+	os.MkdirAll(".rally", 0o755)
+	cfg := `{"retry":{"baseDelayMs":1},"providers":{"big":{"api":"openai-completions","baseUrl":"` + srv.URL + `/v1","maxEventBytes":4096}}}`
+	os.WriteFile(".rally/settings.json", []byte(cfg), 0o644)
+	_, errOut, code := run(t, "", "--provider", "big", "--model", "m", "-p", "hi")
+	if code != 1 || !strings.Contains(errOut, "big: read stream: sse: event too large") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("%d requests, want 1: too large is fatal", n)
 	}
 }
