@@ -114,7 +114,13 @@ func newHooksCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
 		Short: "Check the hooks of the settings",
-		Args:  cobra.NoArgs,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &exitError{2, fmt.Errorf("hooks: unknown command %q (have: test)", args[0])}
+			}
+			return cmd.Help()
+		},
 	}
 	cmd.AddCommand(newHooksTestCmd(s))
 	return cmd
@@ -134,7 +140,12 @@ The sample auto_retry_end is a failed chain (success false).
 Exits 1 if a hook failed, 2 for an unknown event type or invalid settings.`,
 		Example: `  rally hooks test auto_retry_end
   rally hooks test agent_settled`,
-		Args: cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return &exitError{2, errors.New("hooks test: give one event type, e.g. rally hooks test auto_retry_end")}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, ok := hooks.Sample(args[0])
 			if !ok {
@@ -149,7 +160,7 @@ Exits 1 if a hook failed, 2 for an unknown event type or invalid settings.`,
 			defer closeLog()
 			r := newHookRunner(st, home, log, nil)
 			defer r.Close(context.Background())
-			fmt.Fprintf(s.out, "event: %s\n", e.AppendJSON(nil))
+			fmt.Fprintf(s.out, "event: %s", hooks.Encode(e))
 			results := r.Test(cmd.Context(), hooks.Source{ID: "hooks-test"}, e)
 			if len(results) == 0 {
 				fmt.Fprintf(s.out, "no hook runs on %s\n", args[0])

@@ -271,7 +271,11 @@ func TestRPCHooksFollowNewSession(t *testing.T) {
 func TestHooksTestCommand(t *testing.T) {
 	isolate(t)
 	t.Setenv("OPENAI_API_KEY", "sk-test-NOTINHOOKS")
-	ok, _ := hookScript(t, `cat; echo; echo "key variables: $(env | grep -c '^OPENAI_API_KEY=')" >&2`)
+	t.Setenv("TEAM_OPENAI_KEY", "sk-team-NOTINHOOKS")
+	if _, errOut, code := run(t, "", "auth", "add", "openai", "--id", "team", "--key-env", "TEAM_OPENAI_KEY"); code != 0 {
+		t.Fatal(errOut)
+	}
+	ok, _ := hookScript(t, `cat; echo; echo "key variables: $(env | grep -c 'NOTINHOOKS')" >&2`)
 	bad, _ := hookScript(t, `echo "cannot reach the chat server" >&2; exit 3`)
 	projectSettings(t, obj{"hooks": []obj{
 		{"on": []string{"auto_retry_end"}, "command": []string{ok, "with space"}},
@@ -295,6 +299,11 @@ func TestHooksTestCommand(t *testing.T) {
 	out, _, code = run(t, "", "hooks", "test", "turn_start")
 	if code != 0 || !strings.HasSuffix(out, "no hook runs on turn_start\n") {
 		t.Errorf("exit %d: %q", code, out)
+	}
+	for _, args := range [][]string{{"hooks", "test"}, {"hooks", "test", "a", "b"}, {"hooks", "tset"}} {
+		if _, errOut, code := run(t, "", args...); code != 2 {
+			t.Errorf("%q: exit %d: %s", args, code, errOut)
+		}
 	}
 	_, errOut, code = run(t, "", "hooks", "test", "agent_ended")
 	if code != 2 || !strings.Contains(errOut, `unknown event type "agent_ended" (one of agent_start,`) {

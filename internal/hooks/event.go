@@ -20,9 +20,9 @@ type Event = session.Event
 // typeOf is the event's wire name, the one `on` lists.
 func typeOf(e Event) string { return e.Type }
 
-// encode is the event as one JSON line, exactly the line --mode json and
-// the RPC output write for it.
-func encode(e Event) []byte { return append(e.AppendJSON(nil), '\n') }
+// Encode is the event as one JSON line (newline included), exactly the
+// line --mode json and the RPC output write for it: what a hook reads.
+func Encode(e Event) []byte { return append(e.AppendJSON(nil), '\n') }
 
 // Types lists the event names a hook may list in `on`, in the order of
 // DESIGN §6.2. The settings schema enumerates the same names (a test keeps

@@ -41,7 +41,7 @@ type Result struct {
 // environment and the hooks' timeouts; ctx cancels it.
 func (r *Runner) Test(ctx context.Context, src Source, e Event) []Result {
 	typ := typeOf(e)
-	j := job{src: src, typ: typ, line: encode(e), at: time.Now()}
+	j := job{src: src, typ: typ, line: Encode(e), at: time.Now()}
 	var out []Result
 	for _, w := range r.workers {
 		if w.on[typ] {

@@ -215,7 +215,7 @@ func (r *Runner) Handle(src Source, e Event) {
 			continue
 		}
 		if j.line == nil {
-			j = job{src: src, typ: typ, line: encode(e), at: time.Now()}
+			j = job{src: src, typ: typ, line: Encode(e), at: time.Now()}
 		}
 		select {
 		case w.queue <- j:

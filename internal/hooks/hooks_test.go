@@ -340,8 +340,8 @@ func TestTypesMatchTheSettingsSchema(t *testing.T) {
 			t.Errorf("no sample for %s", name)
 		}
 		var m map[string]any
-		if err := json.Unmarshal(encode(e), &m); err != nil || m["type"] != name {
-			t.Errorf("sample %s encodes as %s (%v)", name, encode(e), err)
+		if err := json.Unmarshal(Encode(e), &m); err != nil || m["type"] != name {
+			t.Errorf("sample %s encodes as %s (%v)", name, Encode(e), err)
 		}
 	}
 	if _, ok := Sample("agent_ended"); ok {
