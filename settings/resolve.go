@@ -42,20 +42,6 @@ func (p Provider) IdleTimeout() time.Duration { return ms(p.IdleTimeoutMs, Defau
 // Timeout is how long the hook's command may run.
 func (h Hook) Timeout() time.Duration { return ms(h.TimeoutMs, DefaultHookTimeoutMs) }
 
-// KeyVars names every environment variable that may hold a provider key:
-// RALLY_API_KEY and each provider's apiKeyEnv, sorted. Child processes
-// (hooks) are started without them.
-func (s *Settings) KeyVars() []string {
-	vars := []string{KeyEnv}
-	for _, p := range s.Providers {
-		if p.APIKeyEnv != "" {
-			vars = append(vars, p.APIKeyEnv)
-		}
-	}
-	slices.Sort(vars)
-	return slices.Compact(vars)
-}
-
 func ms(v, def int) time.Duration {
 	if v <= 0 {
 		v = def

@@ -20,19 +20,20 @@ import (
 )
 
 // newHookRunner is the one place a rally process builds its hook runner
-// from the settings: their hooks, grace and bound, and without the
-// provider key variables (the settings' and auth.json's keyEnv names).
+// from the settings: their hooks, grace and bound, in an environment
+// without the key variables the tools go without (tools.go; there is no
+// allowEnv for hooks).
 func newHookRunner(st *settings.Settings, home string, log *slog.Logger, onFailure func(*hooks.Error)) *hooks.Runner {
 	cfg := hooks.FromSettings(st)
-	if f, err := auth.Load(auth.Path(home)); err == nil {
-		for _, creds := range f.Providers {
-			for _, c := range creds {
-				if c.KeyEnv != "" {
-					cfg.Drop = append(cfg.Drop, c.KeyEnv)
-				}
-			}
-		}
+	// A broken auth.json is refused where the run loads it; here it only
+	// adds names and keys.
+	file, err := auth.Load(auth.Path(home))
+	if err != nil {
+		file = &auth.File{}
 	}
+	environ := os.Environ()
+	names, keys := secrets(st, file, environ)
+	cfg.Env = scrubEnv(environ, names, keys, nil)
 	cfg.Log, cfg.OnFailure = log, onFailure
 	return hooks.New(cfg)
 }

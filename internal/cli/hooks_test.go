@@ -272,6 +272,7 @@ func TestHooksTestCommand(t *testing.T) {
 	isolate(t)
 	t.Setenv("OPENAI_API_KEY", "sk-test-NOTINHOOKS")
 	t.Setenv("TEAM_OPENAI_KEY", "sk-team-NOTINHOOKS")
+	t.Setenv("COPY_OF_A_KEY", "sk-team-NOTINHOOKS")
 	if _, errOut, code := run(t, "", "auth", "add", "openai", "--id", "team", "--key-env", "TEAM_OPENAI_KEY"); code != 0 {
 		t.Fatal(errOut)
 	}

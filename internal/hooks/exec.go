@@ -132,18 +132,12 @@ func (t *tail) String() string {
 	return s
 }
 
-// cleanEnv is env without the dropped variables and without any RALLY_
-// event variables inherited from a rally that runs rally.
-func cleanEnv(env, drop []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
+// cleanEnv is env without the event variables a rally run from a hook
+// would inherit: each run sets its own.
+func cleanEnv(env []string) []string {
+	own := []string{"RALLY_EVENT", "RALLY_SESSION_ID", "RALLY_SESSION_FILE", "RALLY_EVENT_TIME"}
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
-		switch {
-		case slices.Contains(drop, name):
-		case name == "RALLY_EVENT", name == "RALLY_SESSION_ID", name == "RALLY_SESSION_FILE", name == "RALLY_EVENT_TIME":
-		default:
-			out = append(out, kv)
-		}
-	}
-	return out
+		return slices.Contains(own, name)
+	})
 }

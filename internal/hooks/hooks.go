@@ -17,9 +17,10 @@
 // its environment RALLY_EVENT (the event's type), RALLY_SESSION_ID,
 // RALLY_SESSION_FILE (empty without a session file) and RALLY_EVENT_TIME
 // (Unix milliseconds when rally saw the event, so a hook that waited in its
-// queue can still time things). The variables named in Config.Drop, the
-// provider key variables, are removed. Its stdout and stderr are kept (the
-// last few KB) for the log and for `rally hooks test`, never passed on.
+// queue can still time things), on top of Config.Env, which the caller
+// gives without the provider key variables. Its stdout and stderr are kept
+// (the last few KB) for the log and for `rally hooks test`, never passed
+// on.
 package hooks
 
 import (
@@ -54,11 +55,10 @@ type Config struct {
 	// QueueLen bounds the events waiting for each hook; 0 means
 	// DefaultQueueLen.
 	QueueLen int
-	// Env is the environment hooks start from; nil means os.Environ().
+	// Env is the environment hooks start from. nil means os.Environ(),
+	// keys and all: a caller that holds provider keys passes it scrubbed
+	// (the CLI removes what it removes for the tools).
 	Env []string
-	// Drop names variables removed from that environment: the provider
-	// key variables (settings.KeyVars and auth.json's keyEnv names).
-	Drop []string
 	// Log receives failures, drops and kills; nil discards them.
 	Log *slog.Logger
 	// OnFailure, when set, is told of every failed run and every batch of
@@ -68,14 +68,12 @@ type Config struct {
 }
 
 // FromSettings is the Config the settings ask for: the hooks, the exit
-// grace, the process bound and the key variables to drop. Callers add Log,
-// OnFailure, and the keyEnv names of auth.json to Drop.
+// grace and the process bound. Callers add Env, Log and OnFailure.
 func FromSettings(st *settings.Settings) Config {
 	return Config{
 		Hooks:    st.Hooks,
 		Grace:    time.Duration(st.HooksGraceMs) * time.Millisecond,
 		MaxProcs: st.HooksMaxProcesses,
-		Drop:     st.KeyVars(),
 	}
 }
 
@@ -176,7 +174,7 @@ func New(cfg Config) *Runner {
 	if base == nil {
 		base = os.Environ()
 	}
-	r.env = cleanEnv(base, cfg.Drop)
+	r.env = cleanEnv(base)
 	r.ctx, r.kill = context.WithCancelCause(context.Background())
 	for i, h := range cfg.Hooks {
 		w := &worker{i: i, hook: h, on: map[string]bool{}, queue: make(chan job, cfg.QueueLen)}
