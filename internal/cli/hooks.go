@@ -34,6 +34,7 @@ func newHookRunner(st *settings.Settings, home string, log *slog.Logger, onFailu
 	environ := os.Environ()
 	names, keys := secrets(st, file, environ)
 	cfg.Env = scrubEnv(environ, names, keys, nil)
+	cfg.Redact = func(s string) string { return redactKeys(s, keys) }
 	cfg.Log, cfg.OnFailure = log, onFailure
 	return hooks.New(cfg)
 }

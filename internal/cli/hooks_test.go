@@ -268,6 +268,10 @@ func TestRPCHooksFollowNewSession(t *testing.T) {
 	}
 }
 
+// TestHooksTestCommand: rally hooks test runs the hooks of one event with
+// its sample, without key variables (a provider's, auth.json's keyEnv, a
+// copy of a key under another name), prints each run with the end of its
+// output (keys redacted) and exits 1 when one failed.
 func TestHooksTestCommand(t *testing.T) {
 	isolate(t)
 	t.Setenv("OPENAI_API_KEY", "sk-test-NOTINHOOKS")
@@ -277,7 +281,7 @@ func TestHooksTestCommand(t *testing.T) {
 		t.Fatal(errOut)
 	}
 	ok, _ := hookScript(t, `cat; echo; echo "key variables: $(env | grep -c 'NOTINHOOKS')" >&2`)
-	bad, _ := hookScript(t, `echo "cannot reach the chat server" >&2; exit 3`)
+	bad, _ := hookScript(t, `echo "cannot reach the chat server" >&2; echo "a key it found: sk-team-NOTINHOOKS" >&2; exit 3`)
 	projectSettings(t, obj{"hooks": []obj{
 		{"on": []string{"auto_retry_end"}, "command": []string{ok, "with space"}},
 		{"on": []string{"agent_settled"}, "command": []string{"true"}},
@@ -290,7 +294,7 @@ func TestHooksTestCommand(t *testing.T) {
 		"  stdout:\n    " + event + "\n" +
 		"  stderr:\n    key variables: 0\n" +
 		"hooks[2] " + bad + ": failed: exit status 3 in XXms\n" +
-		"  stderr:\n    cannot reach the chat server\n"
+		"  stderr:\n    cannot reach the chat server\n    a key it found: [redacted]\n"
 	if got := regexp.MustCompile(`in \d+ms`).ReplaceAllString(out, "in XXms"); got != want || code != 1 {
 		t.Errorf("exit %d\ngot\n%s\nwant\n%s", code, got, want)
 	}

@@ -84,6 +84,9 @@ func (r *Runner) run(ctx context.Context, i int, j job) Result {
 	}
 	res.Duration = time.Since(start)
 	res.Stdout, res.Stderr = stdout.String(), stderr.String()
+	if r.cfg.Redact != nil {
+		res.Stdout, res.Stderr = r.cfg.Redact(res.Stdout), r.cfg.Redact(res.Stderr)
+	}
 	if cmd.ProcessState != nil && cmd.ProcessState.Exited() {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}

@@ -59,6 +59,9 @@ type Config struct {
 	// keys and all: a caller that holds provider keys passes it scrubbed
 	// (the CLI removes what it removes for the tools).
 	Env []string
+	// Redact, when set, is applied to the output a hook wrote before it
+	// is logged or returned, so a key a hook prints goes no further.
+	Redact func(string) string
 	// Log receives failures, drops and kills; nil discards them.
 	Log *slog.Logger
 	// OnFailure, when set, is told of every failed run and every batch of
