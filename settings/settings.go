@@ -40,6 +40,12 @@ const (
 	// file, small enough that one cat of a big file cannot fill a context.
 	DefaultMaxOutputBytes = 50 << 10
 	DefaultMaxOutputLines = 2000
+	// DefaultHooksGraceMs is how long rally waits at exit for hooks still
+	// running: long enough for a notification, short enough that nobody
+	// waits on a hung one.
+	DefaultHooksGraceMs = 1000
+	// DefaultHooksMaxProcesses bounds the hook processes running at once.
+	DefaultHooksMaxProcesses = 4
 	// DefaultTimeoutMs bounds connecting and waiting for the first byte of
 	// a response (llm.DefaultTimeout).
 	DefaultTimeoutMs = int(llm.DefaultTimeout / time.Millisecond)
@@ -91,7 +97,10 @@ type Settings struct {
 	Compaction   Compaction          `json:"compaction" jsonschema_description:"Summarising older messages when the context fills up."`
 	Providers    map[string]Provider `json:"providers" jsonschema_description:"Model providers by name. Built-in entries exist for openai, anthropic, google, openrouter, groq, local and sim; an entry with the same name merges over the built-in one."`
 	Hooks        []Hook              `json:"hooks" jsonschema_description:"Commands run for session events, off the hot path."`
-	Tools        Tools               `json:"tools" jsonschema_description:"The built-in tools read, write, edit and bash: confirmation, environment and output caps."`
+	// HooksGraceMs may be 0: rally then kills running hooks as it exits.
+	HooksGraceMs      int   `json:"hooksGraceMs" jsonschema:"minimum=0,maximum=60000,default=1000" jsonschema_description:"At exit, how many milliseconds rally waits for hooks still running or queued before it kills them. 0 kills them at once."`
+	HooksMaxProcesses int   `json:"hooksMaxProcesses" jsonschema:"minimum=1,maximum=64,default=4" jsonschema_description:"Most hook processes running at once, over all hooks. Events a busy hook cannot take are dropped and the count logged."`
+	Tools             Tools `json:"tools" jsonschema_description:"The built-in tools read, write, edit and bash: confirmation, environment and output caps."`
 }
 
 // Tools is the tools group (DESIGN §12). Load fills both caps; in a
@@ -199,8 +208,10 @@ func Default() *Settings {
 			ThresholdPercent: DefaultThresholdPercent,
 			KeepRecentTokens: DefaultKeepRecentTokens,
 		},
-		Providers: Builtin(),
-		Hooks:     []Hook{},
+		Providers:         Builtin(),
+		Hooks:             []Hook{},
+		HooksGraceMs:      DefaultHooksGraceMs,
+		HooksMaxProcesses: DefaultHooksMaxProcesses,
 		Tools: Tools{
 			Confirm:        []string{},
 			AllowEnv:       []string{},

@@ -74,6 +74,7 @@ func newRoot(s streams) *cobra.Command {
 		newSettingsCmd(s),
 		newAuthCmd(s),
 		newFakeLLMCmd(s),
+		newHooksCmd(s),
 	)
 	return root
 }

@@ -34,6 +34,9 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 		return err
 	}
 	defer b.close()
+	b.hooks = startHooks(b.current().st, b.home, b.log, s.err)
+	defer b.hooks.close()
+	b.hooks.watch(b.current().sess)
 	growPipe(s.out)
 	err = rpc.Serve(ctx, s.in, s.out, rpc.Config{
 		Session:    b.current().sess,
@@ -63,6 +66,7 @@ type rpcBackend struct {
 	mu       sync.Mutex
 	env      *runEnv
 	closeLog func()
+	hooks    *hookRun // follows new_session
 }
 
 // rpcConf is the settings and the run's own provider (flags applied).
@@ -118,6 +122,7 @@ func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 	old := b.env
 	b.env = env
 	b.mu.Unlock()
+	b.hooks.watch(env.sess)
 	old.close()
 	return env.sess, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -114,6 +115,9 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 		return err
 	}
 	defer env.close()
+	hk := startHooks(env.st, env.home, env.log, s.err)
+	defer hk.close()
+	hk.watch(env.sess)
 
 	var out outputter
 	if f.mode == "json" {
@@ -145,6 +149,10 @@ type runEnv struct {
 	// set_model can go through rot.Start to get a usable key.
 	rot     *auth.Rotation
 	closers []func()
+	// st, home and log are what the run was built from (hooks use them).
+	st   *settings.Settings
+	home string
+	log  *slog.Logger
 }
 
 func (e *runEnv) close() {
@@ -158,7 +166,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	if err != nil {
 		return nil, err
 	}
-	env := &runEnv{}
+	env := &runEnv{st: st}
 	o := settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}
 	if f.preset != "" {
 		url, stop, err := startPreset(f.preset, prompt)
@@ -190,6 +198,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	home := settings.Home(userHome(), os.Getenv)
 	logger, closeLog := newLogger(home, s.err, f.verbose)
 	env.closers = append(env.closers, closeLog)
+	env.home, env.log = home, logger
 
 	cwd, _ := os.Getwd()
 	pol := st.RetryPolicy(target.Provider)
