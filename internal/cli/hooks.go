@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rally-agent/rally/internal/redact"
 	"io"
 	"log/slog"
 	"os"
@@ -34,7 +35,7 @@ func newHookRunner(st *settings.Settings, home string, log *slog.Logger, onFailu
 	environ := os.Environ()
 	names, keys := secrets(st, file, environ)
 	cfg.Env = scrubEnv(environ, names, keys, nil)
-	cfg.Redact = func(s string) string { return redactKeys(s, keys) }
+	cfg.Redact = func(s string) string { return redact.Secrets(s, keys...) }
 	cfg.Log, cfg.OnFailure = log, onFailure
 	return hooks.New(cfg)
 }
