@@ -41,7 +41,7 @@ func open(t *testing.T, url string, warn func(string)) *fleet.Fleet {
 // gate is a Gate for key on the fake LLM's Chat Completions endpoint.
 func gate(f *fleet.Fleet, srv *llmtest.Server, key string) *fleet.Gate {
 	return &fleet.Gate{
-		Provider:     &openai.Completions{BaseURL: srv.URL + "/v1", APIKey: key, Provider: "acme"},
+		Provider:     &openai.Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL + "/v1", APIKey: key, Provider: "acme"}},
 		Fleet:        f,
 		ProviderName: "acme", Model: "m", Credential: "id-" + key[len(key)-4:], Fingerprint: auth.Fingerprint(key),
 	}
