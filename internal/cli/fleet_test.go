@@ -19,6 +19,7 @@ import (
 	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/fleet/redistest"
+	"github.com/rally-agent/rally/internal/proctest"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session"
 )
@@ -114,13 +115,7 @@ func TestFleetCooldownAcrossMachines(t *testing.T) {
 	srv := llmtest.NewServer(t, limited, llmtest.Step{Text: "ok"})
 
 	cmdA, _, errA := rallyIn(t, homeA, acmeArgs(srv, "model-a")...)
-	deadline := time.Now().Add(10 * time.Second)
-	for len(srv.Requests()) == 0 || srv.Requests()[0].Outcome == "" {
-		if time.Now().After(deadline) {
-			t.Fatalf("A sent nothing: %s", errA.String())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	proctest.Wait(t, "A's 429", func() bool { r := srv.Requests(); return len(r) > 0 && r[0].Outcome != "" })
 	cmdB, outB, errB := rallyIn(t, homeB, acmeArgs(srv, "model-b")...)
 	wait(t, cmdA, errA)
 	wait(t, cmdB, errB)
@@ -255,17 +250,10 @@ func TestFleetRedisKilledMidRun(t *testing.T) {
 	}
 	rs.Restart()
 	// The process logs when its reconnect ping (every second) succeeds.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	proctest.Wait(t, "rally to reconnect", func() bool {
 		logs, _ := os.ReadFile(filepath.Join(homeA, "logs", "rally.log"))
-		if bytes.Contains(logs, []byte("redis is back")) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("rally did not reconnect within 10s; log:\n%s", logs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return bytes.Contains(logs, []byte("redis is back"))
+	})
 	prompt("4") // key one hits its usage limit: the mark must reach Redis again
 	reqs := srv.Requests()
 	if len(reqs) != 5 || reqs[3].Credential != "sk-…1111" || reqs[4].Credential != "sk-…2222" {
