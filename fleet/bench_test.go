@@ -72,6 +72,30 @@ func BenchmarkGate(b *testing.B) {
 			report(b, added)
 		})
 	}
+	// The same Gate around a provider that answers at once in-process:
+	// the fleet's own cost, without the fake LLM's HTTP goroutines
+	// competing for the two cores while it is measured.
+	b.Run("full-no-http", func(b *testing.B) {
+		f, err := fleet.Open(fleet.Config{URL: rs.URL})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		g := &fleet.Gate{Provider: instant{}, Fleet: f, ProviderName: "acme", Model: "m", Fingerprint: "bench",
+			Budget: fleet.Budget{Requests: 1 << 30, Tokens: 1 << 30}, Breaker: fleet.Breaker{Failures: 5},
+			Estimate: func(*llm.Request) int { return 100 }}
+		ctx := context.Background()
+		g.Stream(ctx, request())
+		took := make([]time.Duration, 0, b.N)
+		for b.Loop() {
+			start := time.Now()
+			if _, err := g.Stream(ctx, request()); err != nil {
+				b.Fatal(err)
+			}
+			took = append(took, time.Since(start))
+		}
+		report(b, took)
+	})
 	// The floor: one bare round trip to the same Redis, on this machine
 	// now. On a loaded machine its p99 is the scheduler's, not rally's.
 	b.Run("ping", func(b *testing.B) {
@@ -105,4 +129,11 @@ func report(b *testing.B, ds []time.Duration) {
 func request() *llm.Request {
 	return &llm.Request{Model: llm.Model{ID: "m", Provider: "acme", API: llm.APIOpenAICompletions},
 		Messages: []llm.Message{{Role: llm.User, Content: []llm.Content{llm.Text("hi")}}}}
+}
+
+// instant answers every request at once with an empty finished stream.
+type instant struct{}
+
+func (instant) Stream(context.Context, *llm.Request) (*llm.Stream, error) {
+	return llm.NewStream(llm.Message{Role: llm.Assistant}, func(b *llm.Builder) error { b.Finish(llm.Stop); return nil }, nil), nil
 }
