@@ -234,7 +234,7 @@ func TestHookDiesWithRally(t *testing.T) {
 	pid := proctest.Pid(t, filepath.Join(dir, "pid"))
 	p.cmd.Process.Signal(syscall.SIGKILL)
 	p.exited(10 * time.Second)
-	proctest.Wait(t, "the hook to die with rally", func() bool { return !proctest.Alive(pid) })
+	proctest.Dead(t, pid) // the hook dies with rally
 }
 
 // TestRPCHooksFollowNewSession: in RPC mode hooks run for every session,

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/rally-agent/rally/internal/proc"
 )
 
 // outputCap is how much of a hook's stdout and stderr is kept (the end of
@@ -73,14 +75,14 @@ func (r *Runner) run(ctx context.Context, i int, j job) Result {
 	var stdout, stderr tail
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = waitDelay
-	group(cmd)
+	proc.Group(cmd)
 
 	start := time.Now()
 	err := cmd.Start()
 	if err == nil {
 		err = cmd.Wait()
 		// The hook is its process group: what it left running goes too.
-		killGroup(cmd.Process.Pid)
+		proc.KillGroup(cmd.Process.Pid)
 	}
 	res.Duration = time.Since(start)
 	res.Stdout, res.Stderr = stdout.String(), stderr.String()

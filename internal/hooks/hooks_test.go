@@ -270,8 +270,7 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 // assertGone waits for the process whose pid is in file to be gone.
 func assertGone(t *testing.T, file string) {
 	t.Helper()
-	pid := proctest.Pid(t, file)
-	proctest.Wait(t, "the process to die", func() bool { return !proctest.Alive(pid) })
+	proctest.Dead(t, proctest.Pid(t, file))
 }
 
 // TestCloseGrace: Close waits for a hook that finishes within the grace,
