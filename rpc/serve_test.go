@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/openai"
 	"github.com/rally-agent/rally/llm/sim"
@@ -72,7 +71,7 @@ func record(c *Client) *recorder {
 
 // waitFor returns the first event of type typ at or after index from,
 // and its index, failing the test after 10 s.
-func (r *recorder) waitFor(t *testing.T, typ string, from int) (Event, int) {
+func (r *recorder) waitFor(t *testing.T, typ session.EventType, from int) (Event, int) {
 	t.Helper()
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
@@ -99,7 +98,7 @@ func (r *recorder) types() []string {
 	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.events {
-		out = append(out, e.Type)
+		out = append(out, string(e.Type))
 	}
 	return out
 }
@@ -140,7 +139,7 @@ func TestClientEveryCommandInProcess(t *testing.T) {
 	if err := c.WaitSettled(ctx); err != nil {
 		t.Fatal(err)
 	}
-	upd, _ := rec.waitFor(t, agent.MessageUpdate, 0)
+	upd, _ := rec.waitFor(t, session.MessageUpdate, 0)
 	if upd.Assistant == nil || upd.Assistant.Partial != upd.Message || upd.Message.Role != llm.Assistant {
 		t.Errorf("message_update decoded as %+v", upd)
 	}
@@ -223,8 +222,8 @@ func TestCompactInProcess(t *testing.T) {
 	if err != nil || res.Summary == "" || res.TokensBefore == 0 {
 		t.Fatalf("compact: %+v %v", res, err)
 	}
-	_, i := rec.waitFor(t, agent.CompactionEnd, 0) // the empty session's
-	end, _ := rec.waitFor(t, agent.CompactionEnd, i+1)
+	_, i := rec.waitFor(t, session.CompactionEnd, 0) // the empty session's
+	end, _ := rec.waitFor(t, session.CompactionEnd, i+1)
 	if end.Reason != session.ReasonManual || end.Compaction == nil {
 		t.Errorf("compaction_end %+v", end)
 	}
@@ -255,7 +254,7 @@ func TestPromptWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	// abort answers once the run has settled.
-	if _, i := rec.waitFor(t, agent.AgentSettled, 0); i < 0 {
+	if _, i := rec.waitFor(t, session.AgentSettled, 0); i < 0 {
 		t.Fatal("unreachable")
 	}
 	st, _ = c.GetState(ctx)
@@ -299,7 +298,7 @@ func TestRetryInProcess(t *testing.T) {
 	if !strings.HasSuffix(got, "agent_settled") || strings.Count(got, "agent_start") != 3 {
 		t.Errorf("WaitSettled returned before the last run settled: %s", got)
 	}
-	end, _ := rec.waitFor(t, agent.AutoRetryEnd, 0)
+	end, _ := rec.waitFor(t, session.AutoRetryEnd, 0)
 	if !end.Success || end.Attempt != 2 {
 		t.Errorf("auto_retry_end %+v", end)
 	}

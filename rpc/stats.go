@@ -9,7 +9,7 @@ import (
 func (s *server) state(sess *session.Session) State {
 	st := sess.State()
 	s.mu.Lock()
-	running, compacting, id := s.running, s.compacting(), s.sessID
+	id := s.sessID
 	s.mu.Unlock()
 	if st.SessionID != "" {
 		id = st.SessionID
@@ -19,14 +19,11 @@ func (s *server) state(sess *session.Session) State {
 		thinking = "off"
 	}
 	model := st.Model
-	compacting = compacting || st.Compacting
 	return State{
-		Model:         &model,
-		ThinkingLevel: thinking,
-		// The server's own flag covers the moment between the prompt's
-		// response and the session starting its run.
-		IsStreaming:           (st.Streaming || running) && !st.Retrying && !compacting,
-		IsCompacting:          compacting,
+		Model:                 &model,
+		ThinkingLevel:         thinking,
+		IsStreaming:           st.Streaming,
+		IsCompacting:          st.Compacting,
 		SteeringMode:          OneAtATime,
 		FollowUpMode:          OneAtATime,
 		SessionFile:           st.SessionFile,

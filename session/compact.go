@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
 )
@@ -16,13 +15,6 @@ import (
 const (
 	DefaultThresholdPercent = 85
 	DefaultKeepRecentTokens = 20000
-)
-
-// Compaction reasons, as compaction_start and compaction_end carry them.
-const (
-	ReasonOverflow  = "overflow"
-	ReasonThreshold = "threshold"
-	ReasonManual    = "manual"
 )
 
 // CompactionConfig tunes compaction. The zero value uses the defaults.
@@ -65,28 +57,16 @@ func messageTokens(m *llm.Message) int {
 	return c/4 + 4 // a few tokens of framing per message
 }
 
-// Compact summarises the older part of the conversation now (RPC compact,
-// `rally compact`). It fails with ErrBusy while a prompt runs.
-func (s *Session) Compact(ctx context.Context) error {
-	ctx, end, err := s.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer end()
-	_, err = s.compact(ctx, ReasonManual, false)
-	return err
-}
-
 // IsCompacting reports whether a compaction is running.
 func (s *Session) IsCompacting() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.compacting
+	return s.compacting || s.running && s.compactOp
 }
 
 // compact replaces the older part of the working context with a summary
 // written by the current model, keeping the recent part whole.
-func (s *Session) compact(ctx context.Context, reason string, willRetry bool) (*CompactionResult, error) {
+func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetry bool) (*CompactionResult, error) {
 	s.mu.Lock()
 	msgs := append([]llm.Message(nil), s.messages...)
 	ids := append([]string(nil), s.ids...)
@@ -98,28 +78,30 @@ func (s *Session) compact(ctx context.Context, reason string, willRetry bool) (*
 		s.compacting = false
 		s.mu.Unlock()
 	}()
-	s.hub.emit(Event{Type: agent.CompactionStart, Reason: reason})
-	end := func(res *CompactionResult, aborted, retry bool) {
-		e := Event{Type: agent.CompactionEnd, Reason: reason, Aborted: aborted, WillRetry: retry}
-		if res != nil {
-			e.Compaction = res
+	s.hub.emit(Event{Type: CompactionStart, Reason: reason})
+	end := func(res *CompactionResult, failed error, retry bool) {
+		e := Event{Type: CompactionEnd, Reason: reason, Compaction: res, Aborted: failed != nil && ctx.Err() != nil, WillRetry: retry}
+		if failed != nil && !e.Aborted {
+			e.ErrorMessage = failed.Error()
 		}
 		s.hub.emit(e)
 	}
 
 	cut := cutPoint(msgs, s.keepBudget(model))
 	if cut <= 0 {
-		end(nil, false, false)
+		end(nil, nil, false)
 		return nil, ErrNothingToCompact
 	}
 	before := s.contextTokens(msgs, model)
 	summary, err := s.summarize(ctx, provider, model, msgs[:cut])
 	if err != nil {
-		end(nil, ctx.Err() != nil, false)
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("session: compaction aborted: %w", context.Canceled)
+			end(nil, err, false)
+			return nil, stopped(ctx, "compaction")
 		}
-		return nil, fmt.Errorf("session: compaction: %w", err)
+		err = fmt.Errorf("session: compaction: %w", err)
+		end(nil, err, false)
+		return nil, err
 	}
 	res := &CompactionResult{Summary: summary, FirstKeptEntryID: ids[cut], TokensBefore: before}
 	if j, ok := s.cfg.Store.(interface {
@@ -137,7 +119,7 @@ func (s *Session) compact(ctx context.Context, reason string, willRetry bool) (*
 	s.messages = append(append([]llm.Message{head}, msgs[cut:]...), rest...)
 	s.ids = append(append([]string{""}, ids[cut:]...), restIDs...)
 	s.mu.Unlock()
-	end(res, false, willRetry)
+	end(res, nil, willRetry)
 	return res, nil
 }
 

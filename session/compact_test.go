@@ -8,7 +8,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 )
 
@@ -52,21 +51,21 @@ func TestOverflowCompactsAndContinues(t *testing.T) {
 	stop()
 	var order []string
 	for _, typ := range rec.types() {
-		switch typ {
-		case agent.AgentEnd, agent.CompactionStart, agent.CompactionEnd, agent.AgentSettled, agent.AutoRetryStart, agent.AutoRetryEnd:
+		switch EventType(typ) {
+		case AgentEnd, CompactionStart, CompactionEnd, AgentSettled, AutoRetryStart, AutoRetryEnd:
 			order = append(order, typ)
 		}
 	}
-	want := []string{agent.AgentEnd, agent.CompactionStart, agent.CompactionEnd, agent.AgentEnd, agent.AgentSettled}
+	want := []string{string(AgentEnd), string(CompactionStart), string(CompactionEnd), string(AgentEnd), string(AgentSettled)}
 	if strings.Join(order, " ") != strings.Join(want, " ") {
 		t.Errorf("events %v, want %v", order, want)
 	}
-	ends := rec.of(agent.CompactionEnd)
-	res, _ := ends[0].Compaction.(*CompactionResult)
+	ends := rec.of(CompactionEnd)
+	res := ends[0].Compaction
 	if ends[0].Reason != ReasonOverflow || !ends[0].WillRetry || ends[0].Aborted || res == nil || res.FirstKeptEntryID == "" || res.TokensBefore == 0 {
 		t.Errorf("compaction_end %+v result %+v", ends[0], res)
 	}
-	if ae := rec.of(agent.AgentEnd); !ae[0].WillRetry || ae[1].WillRetry {
+	if ae := rec.of(AgentEnd); !ae[0].WillRetry || ae[1].WillRetry {
 		t.Errorf("agent_end willRetry %v %v", ae[0].WillRetry, ae[1].WillRetry)
 	}
 	// The call after compaction sends the summary and the kept tail only.
@@ -104,7 +103,7 @@ func TestSecondOverflowFails(t *testing.T) {
 	if !strings.Contains(err.Error(), "even after compaction") {
 		t.Errorf("message %q", err)
 	}
-	if n := len(rec.of(agent.CompactionStart)); n != 1 {
+	if n := len(rec.of(CompactionStart)); n != 1 {
 		t.Errorf("%d compactions, want 1", n)
 	}
 }
@@ -121,7 +120,7 @@ func TestSummaryCallRetried(t *testing.T) {
 		if f.calls() != 4 || time.Since(start) != 2*time.Second {
 			t.Errorf("%d calls in %v, want 4 with one 2s backoff", f.calls(), time.Since(start))
 		}
-		if n := len(rec.of(agent.AutoRetryStart)); n != 0 {
+		if n := len(rec.of(AutoRetryStart)); n != 0 {
 			t.Errorf("%d auto_retry_start for the summary call", n)
 		}
 	})
@@ -143,7 +142,7 @@ func TestAbortDuringCompaction(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("err %v", err)
 		}
-		ends := rec.of(agent.CompactionEnd)
+		ends := rec.of(CompactionEnd)
 		if len(ends) != 1 || !ends[0].Aborted || ends[0].WillRetry {
 			t.Errorf("compaction_end %+v", ends)
 		}
@@ -162,7 +161,7 @@ func TestThresholdCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop()
-	ends := rec.of(agent.CompactionEnd)
+	ends := rec.of(CompactionEnd)
 	if len(ends) != 1 || ends[0].Reason != ReasonThreshold || ends[0].WillRetry {
 		t.Fatalf("compaction_end %+v", ends)
 	}
@@ -170,7 +169,7 @@ func TestThresholdCompaction(t *testing.T) {
 		t.Errorf("context starts with %q", first)
 	}
 	types := rec.types()
-	if types[len(types)-1] != agent.AgentSettled {
+	if types[len(types)-1] != string(AgentSettled) {
 		t.Errorf("agent_settled is not last: %v", types[len(types)-3:])
 	}
 }
@@ -179,15 +178,19 @@ func TestManualCompact(t *testing.T) {
 	f := &fake{steps: []step{{text: "summary"}}}
 	s, _, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
 	defer stop()
-	if err := s.Compact(t.Context()); err != nil {
+	res, err := s.Compact(t.Context())
+	if err != nil {
 		t.Fatal(err)
+	}
+	if res == nil || res.Summary != "summary" || res.TokensBefore == 0 || res.FirstKeptEntryID != "" {
+		t.Errorf("Compact returned %+v", res)
 	}
 	if n := len(s.Messages()); n >= 12 {
 		t.Errorf("%d messages after compaction", n)
 	}
 	s2, _, stop2 := newSession(t, &fake{}, Config{Messages: history(1)[:1], Compaction: small})
 	defer stop2()
-	if err := s2.Compact(t.Context()); !errors.Is(err, ErrNothingToCompact) {
+	if _, err := s2.Compact(t.Context()); !errors.Is(err, ErrNothingToCompact) {
 		t.Errorf("err %v, want ErrNothingToCompact", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/openai"
 	"github.com/rally-agent/rally/llmtest"
@@ -40,7 +39,7 @@ func TestEndToEndOverLoopback(t *testing.T) {
 	if len(reqs) != 2 || reqs[0].Attempt != "1" || reqs[1].Attempt != "2" {
 		t.Fatalf("requests %+v, want attempts 1 then 2", reqs)
 	}
-	if st := rec.of(agent.AutoRetryStart); len(st) != 1 || st[0].ErrorClass != "transient" {
+	if st := rec.of(AutoRetryStart); len(st) != 1 || st[0].ErrorClass != retry.Transient {
 		t.Errorf("starts %+v", st)
 	}
 	// Rule 11: the failed message is kept, marked, and not sent again.

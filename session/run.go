@@ -11,69 +11,20 @@ import (
 	"github.com/rally-agent/rally/retry"
 )
 
-// RetryCancelled is auto_retry_end's finalError when a retry was cancelled.
-const RetryCancelled = "Retry cancelled"
-
-// PromptOptions are the extras of a prompt.
-type PromptOptions struct {
-	// Images are attached to the prompt (image content blocks).
-	Images []llm.Content
-}
-
-// Prompt sends text as a user message and runs the agent until the run has
-// settled: success, final failure (a *RunError), or cancellation (an error
-// wrapping context.Canceled). Retries happen inside Prompt.
-func (s *Session) Prompt(ctx context.Context, text string, opts PromptOptions) error {
-	m := llm.Message{Role: llm.User, Content: append([]llm.Content{llm.Text(text)}, opts.Images...), Timestamp: llm.Now()}
-	return s.run(ctx, []llm.Message{m})
-}
-
-// Continue runs the agent from the current context without a new message,
-// e.g. after a failure the user wants to try again.
-func (s *Session) Continue(ctx context.Context) error { return s.run(ctx, nil) }
-
 // run is one prompt: agent runs and the retry chain around them.
-func (s *Session) run(ctx context.Context, prompt []llm.Message) (err error) {
-	runCtx, end, err := s.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		end()
-		s.hub.emit(Event{Type: agent.AgentSettled})
-	}()
-
+func (s *Session) run(ctx context.Context, prompt []llm.Message) error {
 	header := 1
 	for {
 		ac := s.agentConfig()
 		r := &runState{s: s, used: Target{Provider: ac.Provider, Model: ac.Model}}
-		out, runErr := ac.Run(runCtx, s.sendable(), agent.Options{Attempt: header, Prompt: prompt}, r.event)
+		out, runErr := ac.Run(ctx, s.sendable(), agent.Options{Attempt: header, Prompt: prompt}, r.event)
 		prompt = nil
-		next, err := s.decide(runCtx, r, out, runErr)
+		next, err := s.decide(ctx, r, out, runErr)
 		if next == 0 {
 			return err
 		}
 		header = next
 	}
-}
-
-// begin starts the one operation a session runs at a time (a prompt or a
-// compaction) with fresh per-prompt state; end, which must be called,
-// resets it. Abort cancels the returned context.
-func (s *Session) begin(ctx context.Context) (_ context.Context, end func(), err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running {
-		return nil, nil, ErrBusy
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	s.running, s.attempt, s.noRetry, s.overflowed, s.cancelRun = true, 0, false, false, cancel
-	return ctx, func() {
-		cancel()
-		s.mu.Lock()
-		s.running, s.retrying, s.attempt, s.noRetry, s.cancelRun, s.stopWait = false, false, 0, false, nil, nil
-		s.mu.Unlock()
-	}, nil
 }
 
 // agentConfig is the agent loop's configuration for the next run.
@@ -118,12 +69,13 @@ type runState struct {
 	failed   *llm.Message
 }
 
-func (r *runState) event(e Event) {
+func (r *runState) event(le agent.Event) {
+	e := fromLoop(le)
 	switch e.Type {
-	case agent.AgentEnd:
+	case AgentEnd:
 		r.agentEnd = &e
 		return
-	case agent.MessageEnd:
+	case MessageEnd:
 		m := *e.Message
 		if m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted) {
 			// Kept aside until the session decides whether a retry
@@ -150,7 +102,7 @@ func (s *Session) succeeded() {
 	s.attempt = 0
 	s.mu.Unlock()
 	if n > 0 {
-		s.hub.emit(Event{Type: agent.AutoRetryEnd, Success: true, Attempt: n})
+		s.hub.emit(Event{Type: AutoRetryEnd, Success: true, Attempt: n})
 	}
 }
 
@@ -187,7 +139,7 @@ func (s *Session) closeChain(attempt int, finalError string) {
 	if attempt <= 0 {
 		return
 	}
-	s.hub.emit(Event{Type: agent.AutoRetryEnd, Success: false, Attempt: attempt, FinalError: finalError})
+	s.hub.emit(Event{Type: AutoRetryEnd, Success: false, Attempt: attempt, FinalError: finalError})
 	s.mu.Lock()
 	s.attempt = 0
 	s.mu.Unlock()
@@ -206,7 +158,7 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 		if runErr != nil {
 			if ctx.Err() != nil {
 				s.closeChain(attempt, RetryCancelled)
-				return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+				return 0, stopped(ctx, "prompt")
 			}
 			return 0, runErr
 		}
@@ -222,7 +174,7 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 		s.record(*failed, false)
 		r.endAgent(false)
 		s.closeChain(attempt, RetryCancelled)
-		return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+		return 0, stopped(ctx, "prompt")
 	}
 
 	verdict := llm.Classify(out.CallErr)
@@ -303,17 +255,17 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 
 	r.endAgent(true)
 	if len(failed.Content) > 0 {
-		s.hub.emit(Event{Type: agent.MessageDiscarded, Message: failed})
+		s.hub.emit(Event{Type: MessageDiscarded, Message: failed})
 	}
-	s.hub.emit(Event{Type: agent.AutoRetryStart, Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
-		ErrorMessage: failed.ErrorMessage, ErrorClass: v.Class.String(), SwitchedTo: switched})
+	s.hub.emit(Event{Type: AutoRetryStart, Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
+		ErrorMessage: failed.ErrorMessage, ErrorClass: v.Class, SwitchedTo: switched})
 
 	if !s.wait(ctx, d.Delay) {
 		// Cancelled: the failed message is the prompt's final state after all.
 		s.record(*failed, false)
 		s.closeChain(n, RetryCancelled)
 		if ctx.Err() != nil {
-			return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+			return 0, stopped(ctx, "prompt")
 		}
 		return 0, &RunError{Class: v.Class, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrRetryCancelled, callErr)}
 	}
@@ -371,7 +323,7 @@ func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message
 	if _, err := s.compact(ctx, ReasonOverflow, true); err != nil {
 		s.closeChain(attempt, err.Error())
 		if errors.Is(err, context.Canceled) {
-			return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+			return 0, stopped(ctx, "prompt")
 		}
 		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrContextOverflow, err)}
 	}
@@ -400,7 +352,7 @@ func (s *Session) afterSuccess(ctx context.Context) {
 		pct = DefaultThresholdPercent
 	}
 	used := usage.Input + usage.CacheRead + usage.CacheWrite
-	reason := ""
+	var reason CompactionReason
 	switch {
 	case model.Overflows(usage):
 		reason = ReasonOverflow
@@ -410,6 +362,6 @@ func (s *Session) afterSuccess(ctx context.Context) {
 		return
 	}
 	if _, err := s.compact(ctx, reason, false); err != nil && !errors.Is(err, ErrNothingToCompact) {
-		s.logger().Warn("compaction after the run failed", "reason", reason, "err", err.Error())
+		s.logger().Warn("compaction after the run failed", "reason", string(reason), "err", err.Error())
 	}
 }

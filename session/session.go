@@ -95,6 +95,7 @@ type Config struct {
 // Errors of Prompt.
 var (
 	ErrBusy            = errors.New("session: a prompt is already running")
+	ErrCompacting      = errors.New("session: a compaction is running")
 	ErrContextOverflow = errors.New("session: context overflow: the conversation no longer fits the model's context window")
 	ErrRetryCancelled  = errors.New("session: retry cancelled")
 	ErrStillOverflows  = fmt.Errorf("%w even after compaction", ErrContextOverflow)
@@ -155,15 +156,20 @@ type Store interface {
 type Session struct {
 	cfg Config
 	hub hub
+	// life orders operations: an operation's last event is emitted before
+	// the next one can begin (lifecycle.go).
+	life sync.Mutex
 
 	mu        sync.Mutex
 	provider  llm.Provider
 	model     llm.Model
 	messages  []llm.Message
-	ids       []string // Store entry ids of messages, "" where unknown
-	running   bool
-	retrying  bool // waiting before a retry
-	attempt   int  // the retry counter: 1-based, 0 outside a chain
+	ids       []string      // Store entry ids of messages, "" where unknown
+	running   bool          // an operation was accepted and has not settled
+	compactOp bool          // it is an explicit compaction
+	idle      chan struct{} // closed when it settles
+	retrying  bool          // waiting before a retry
+	attempt   int           // the retry counter: 1-based, 0 outside a chain
 	autoRetry bool
 	noRetry   bool // AbortRetry landed while a retried call ran
 	cancelRun context.CancelFunc
@@ -188,12 +194,6 @@ func New(cfg Config) (*Session, error) {
 	copy(s.ids, cfg.MessageIDs)
 	return s, nil
 }
-
-// Subscribe registers fn for every event from now on, delivered in order on
-// a goroutine of its own behind a bounded buffer. The returned function
-// unsubscribes after fn has received every event already emitted. fn must
-// not call the unsubscribe function itself.
-func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) { return s.hub.subscribe(fn) }
 
 func (s *Session) policy() retry.Policy {
 	if s.cfg.Retry == nil {
@@ -245,9 +245,9 @@ func (s *Session) State() State {
 		Model:            s.model,
 		Thinking:         s.cfg.Thinking,
 		Name:             s.name,
-		Compacting:       s.compacting,
+		Compacting:       s.compacting || s.compactOp,
 		AutoCompaction:   s.autoCompact,
-		Streaming:        s.running && !s.retrying && !s.compacting,
+		Streaming:        s.running && !s.retrying && !s.compacting && !s.compactOp,
 		Retrying:         s.retrying,
 		RetryAttempt:     s.attempt,
 		AutoRetryEnabled: s.autoRetry,

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
 )
@@ -76,7 +75,7 @@ func TestSwitchSeesFailedClient(t *testing.T) {
 	if first.calls() != 0 || set.calls() != 1 || second.calls() != 1 {
 		t.Errorf("calls %d %d %d", first.calls(), set.calls(), second.calls())
 	}
-	starts := rec.of(agent.AutoRetryStart)
+	starts := rec.of(AutoRetryStart)
 	if len(starts) != 1 || starts[0].DelayMs != 0 || starts[0].SwitchedTo != "b" {
 		t.Errorf("auto_retry_start %+v", starts)
 	}
