@@ -125,7 +125,7 @@ func (s *server) newSession(c Command) Response {
 	}
 	s.abort()
 	s.mu.Lock()
-	old, provider := s.sess, s.provider
+	old, target := s.sess, s.target
 	s.mu.Unlock()
 	sess, err := s.cfg.NewSession(s.ctx)
 	if err != nil {
@@ -133,8 +133,8 @@ func (s *server) newSession(c Command) Response {
 	}
 	sess.SetAutoRetryEnabled(old.AutoRetryEnabled())
 	sess.SetAutoCompactionEnabled(old.AutoCompactionEnabled())
-	if m := old.Model(); provider != nil && !sameModel(m, sess.Model()) {
-		sess.SetModel(provider, m)
+	if target != nil && !sameModel(target.Model, sess.Model()) {
+		sess.SetModel(*target)
 	}
 	s.mu.Lock()
 	sub := s.sub
@@ -165,15 +165,15 @@ func (s *server) setModel(c Command, sess *session.Session) Response {
 		if s.cfg.Connect == nil {
 			return fail(c.ID, c.Type, "set_model is not available")
 		}
-		p, m, err := s.cfg.Connect(s.ctx, m)
+		t, err := s.cfg.Connect(s.ctx, m)
 		if err != nil {
 			return fail(c.ID, c.Type, err.Error())
 		}
-		sess.SetModel(p, m)
+		sess.SetModel(t)
 		s.mu.Lock()
-		s.provider = p
+		s.target = &t
 		s.mu.Unlock()
-		return ok(c.ID, c.Type, m)
+		return ok(c.ID, c.Type, t.Model)
 	}
 	return fail(c.ID, c.Type, "model not found: "+c.Provider+"/"+c.ModelID)
 }

@@ -118,8 +118,8 @@ func TestClientEveryCommandInProcess(t *testing.T) {
 		Session:    first,
 		NewSession: func(context.Context) (*session.Session, error) { return second, nil },
 		Models:     func() []llm.Model { return []llm.Model{sim.Info(), other} },
-		Connect: func(_ context.Context, m llm.Model) (llm.Provider, llm.Model, error) {
-			return &sim.Model{Delay: -1}, m, nil
+		Connect: func(_ context.Context, m llm.Model) (llm.Target, error) {
+			return llm.Target{Provider: &sim.Model{Delay: -1}, Model: m}, nil
 		},
 	})
 	rec := record(c)

@@ -31,10 +31,11 @@ type Config struct {
 	// Models lists the models of get_available_models, which set_model
 	// picks from. nil offers only the session's model.
 	Models func() []llm.Model
-	// Connect returns the client for a model of Models (set_model), and
-	// the model as it will be used (a credential rotation may start on a
-	// fallback). nil refuses set_model.
-	Connect func(ctx context.Context, m llm.Model) (llm.Provider, llm.Model, error)
+	// Connect returns the target for a model of Models (set_model): its
+	// client, the model as it will be used (a credential rotation may
+	// start on a fallback) and the Ref of its credential. nil refuses
+	// set_model.
+	Connect func(ctx context.Context, m llm.Model) (llm.Target, error)
 	// Log receives what goes wrong outside the protocol (a failed write, a
 	// run's error); nil discards it. It must not write to the output.
 	Log *slog.Logger
@@ -128,7 +129,7 @@ type server struct {
 	sess     *session.Session
 	sessID   string // for a session without a store
 	sub      *session.Subscription
-	provider llm.Provider // the one set_model chose, kept across new_session
+	target   *llm.Target // the one set_model chose, kept across new_session
 	// wg counts the goroutines that answer a compact.
 	wg sync.WaitGroup
 }

@@ -70,7 +70,7 @@ func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetr
 	s.mu.Lock()
 	msgs := append([]llm.Message(nil), s.messages...)
 	ids := append([]string(nil), s.ids...)
-	provider, model := s.provider, s.model
+	provider, model := s.target.Provider, s.target.Model
 	s.compacting = true
 	s.mu.Unlock()
 	defer func() {
@@ -193,7 +193,7 @@ func (s *Session) summarize(ctx context.Context, p llm.Provider, m llm.Model, ol
 		Messages:  []llm.Message{{Role: llm.User, Content: []llm.Content{llm.Text("Summarise this conversation:\n\n<conversation>\n" + text + "\n</conversation>")}, Timestamp: llm.Now()}},
 		MaxTokens: min(max(m.MaxTokens, 1024), 4096),
 	}
-	pol := s.policy()
+	pol := s.policy(m.Provider)
 	for n := 1; ; n++ {
 		req.Attempt = n
 		out, err := s.call(ctx, p, req)
@@ -206,10 +206,10 @@ func (s *Session) summarize(ctx context.Context, p llm.Provider, m llm.Model, ol
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		v := llm.Classify(err)
-		d := pol.Decide(retry.Attempt{Class: v.Class, N: n, Hint: retry.Hint(retry.FailureOf(err), s.now())})
+		rep := s.inspect(err)
+		d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, Now: s.now()})
 		s.logger().Warn("compaction retry decision", "action", d.Action.String(), "attempt", n, "delay", d.Delay,
-			"class", v.Class.String(), "provider", m.Provider, "error", err.Error(), "reason", d.Reason)
+			"class", rep.Class.String(), "provider", m.Provider, "error", rep.Message, "reason", d.Reason)
 		if d.Action != retry.Retry {
 			return "", err
 		}

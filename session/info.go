@@ -6,11 +6,13 @@ import (
 	"github.com/rally-agent/rally/llm"
 )
 
-// SetModel switches the provider and model for the next model call; a call
-// already streaming finishes on the old one.
-func (s *Session) SetModel(p llm.Provider, m llm.Model) {
+// SetModel moves the session to t (a client and its model, and the Ref of
+// its credential when a Switcher handed it out) for the next model call; a
+// call already streaming finishes on the old one.
+func (s *Session) SetModel(t llm.Target) {
+	m := t.Model
 	s.mu.Lock()
-	s.provider, s.model = p, m
+	s.target = t
 	s.mu.Unlock()
 	if j, ok := s.cfg.Store.(interface {
 		AppendModelChange(provider, modelID string) error
@@ -25,7 +27,7 @@ func (s *Session) SetModel(p llm.Provider, m llm.Model) {
 func (s *Session) Model() llm.Model {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.model
+	return s.target.Model
 }
 
 // SetName names the session (persisted when the store supports it).

@@ -15,8 +15,8 @@ import (
 func (s *Session) run(ctx context.Context, prompt []llm.Message) error {
 	header := 1
 	for {
-		ac := s.agentConfig()
-		r := &runState{s: s, used: Target{Provider: ac.Provider, Model: ac.Model}}
+		ac, used := s.agentConfig()
+		r := &runState{s: s, used: used}
 		out, runErr := ac.Run(ctx, s.sendable(), agent.Options{Attempt: header, Prompt: prompt}, r.event)
 		prompt = nil
 		next, err := s.decide(ctx, r, out, runErr)
@@ -27,20 +27,21 @@ func (s *Session) run(ctx context.Context, prompt []llm.Message) error {
 	}
 }
 
-// agentConfig is the agent loop's configuration for the next run.
-func (s *Session) agentConfig() *agent.Config {
+// agentConfig is the agent loop's configuration for the next run, and the
+// target its calls go to.
+func (s *Session) agentConfig() (*agent.Config, llm.Target) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &agent.Config{
-		Provider: s.provider,
-		Model:    s.model,
+		Provider: s.target.Provider,
+		Model:    s.target.Model,
 		System:   s.cfg.System,
 		Tools:    s.cfg.Tools,
 		MaxTurns: s.cfg.MaxTurns,
 		Thinking: s.cfg.Thinking,
 		Steering: s.takeSteering,
 		FollowUp: s.takeFollowUp,
-	}
+	}, s.target
 }
 
 // sendable is the context sent to the model: the working context without
@@ -64,7 +65,7 @@ func (s *Session) sendable() []llm.Message {
 // retry follows.
 type runState struct {
 	s        *Session
-	used     Target // the client and model of this run's calls
+	used     llm.Target // what this run's calls went to
 	agentEnd *Event
 	failed   *llm.Message
 }
@@ -150,7 +151,7 @@ func (s *Session) closeChain(attempt int, finalError string) {
 // result when the prompt is over.
 func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, runErr error) (next int, err error) {
 	s.mu.Lock()
-	attempt, autoRetry, noRetry := s.attempt, s.autoRetry, s.noRetry
+	attempt, noRetry := s.attempt, s.noRetry
 	s.mu.Unlock()
 
 	if out.CallErr == nil {
@@ -177,80 +178,51 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 		return 0, stopped(ctx, "prompt")
 	}
 
-	verdict := llm.Classify(out.CallErr)
-	if verdict.Class == retry.ContextOverflow {
-		return s.overflow(ctx, r, failed, attempt, out.CallErr)
-	}
-
-	pol := s.policy()
-	mode := s.cfg.Streaming
-	var why string
+	rep := s.inspect(out.CallErr)
 	switch {
-	case !verdict.Class.Retryable():
-	case !autoRetry || pol.Disabled:
-		why = "auto-retry is off"
-	case noRetry:
-		why = RetryCancelled
-	case mode == BeforeOutput && out.Output:
-		why = "output was already streamed (retry.streaming is beforeOutput)"
-	default:
-		return s.retry(ctx, r, failed, attempt, verdict, out.CallErr)
+	case rep.Class == retry.ContextOverflow:
+		return s.overflow(ctx, r, failed, attempt, out.CallErr)
+	case noRetry: // AbortRetry landed while the retried call ran
+		s.record(*failed, false)
+		r.endAgent(false)
+		s.closeChain(attempt, RetryCancelled)
+		return 0, &RunError{Class: rep.Class, Retries: attempt, Reason: RetryCancelled, Err: out.CallErr}
 	}
-	s.record(*failed, false)
-	r.endAgent(false)
-	final := failed.ErrorMessage
-	if noRetry {
-		final = RetryCancelled
-	}
-	s.closeChain(attempt, final)
-	return 0, &RunError{Class: verdict.Class, Retries: attempt, Reason: why, Err: out.CallErr}
+	return s.retry(ctx, r, failed, attempt, rep, out)
 }
 
-// retry runs the retry path of DESIGN §3.1 step 2 for a retryable failure.
-func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, attempt int, v retry.Verdict, callErr error) (int, error) {
-	pol := s.policy()
+// retry is the retry path of DESIGN §3.1 step 2: decide, switch if the
+// policy wants it, emit, wait.
+func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, attempt int, rep retry.Report, out agent.Outcome) (int, error) {
 	n := attempt + 1
 	s.mu.Lock()
 	s.attempt = n
-	model := s.model
 	s.mu.Unlock()
-
-	hint := retry.Hint(retry.FailureOf(callErr), s.now())
-	var target Target
-	canSwitch := false
-	maxDelay := pol.MaxDelay
-	if maxDelay <= 0 {
-		maxDelay = retry.DefaultMaxDelay
+	pol := s.policy(r.used.Model.Provider)
+	d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, CanSwitch: s.cfg.Switcher != nil, Output: out.Output, Now: s.now()})
+	switched := ""
+	if d.Action == retry.Switch {
+		if t, ok := s.cfg.Switcher.Switch(ctx, r.used, rep); ok {
+			s.mu.Lock()
+			s.target = t
+			s.mu.Unlock()
+			switched = t.Name
+		} else {
+			d = *d.Else
+		}
 	}
-	if s.cfg.Switcher != nil && (v.Class == retry.UsageLimit || hint > maxDelay) && n <= pol.MaxRetries {
-		target, canSwitch = s.cfg.Switcher.Switch(ctx, r.used, callErr, hint)
-	}
-	d := pol.Decide(retry.Attempt{Class: v.Class, N: n, Hint: hint, CanSwitch: canSwitch})
 	s.logger().Warn("retry decision", "action", d.Action.String(), "attempt", n, "maxAttempts", pol.MaxRetries,
-		"delay", d.Delay, "class", v.Class.String(), "provider", model.Provider, "model", model.ID,
+		"delay", d.Delay, "class", rep.Class.String(), "provider", r.used.Model.Provider, "model", r.used.Model.ID,
 		"error", failed.ErrorMessage, "reason", d.Reason)
 
 	if d.Action == retry.GiveUp {
 		s.record(*failed, false)
 		r.endAgent(false)
+		s.mu.Lock()
+		s.attempt = attempt
+		s.mu.Unlock()
 		s.closeChain(attempt, failed.ErrorMessage)
-		s.mu.Lock()
-		s.attempt = 0
-		s.mu.Unlock()
-		reason := d.Reason
-		if n > pol.MaxRetries {
-			reason = "" // "retry failed after N attempts" says it
-		} else if hint > maxDelay {
-			reason = tooLong(v.Class, hint, maxDelay, s.now(), s.cfg.Switcher != nil)
-		}
-		return 0, &RunError{Class: v.Class, Retries: attempt, Reason: reason, Err: callErr}
-	}
-	switched := ""
-	if d.Action == retry.Switch {
-		s.mu.Lock()
-		s.provider, s.model = target.Provider, target.Model
-		s.mu.Unlock()
-		switched, d.Delay = target.Name, 0
+		return 0, &RunError{Class: rep.Class, Retries: attempt, Reason: d.Reason, Exhausted: d.Exhausted, Err: out.CallErr}
 	}
 
 	r.endAgent(true)
@@ -258,7 +230,7 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 		s.hub.emit(Event{Type: MessageDiscarded, Message: failed})
 	}
 	s.hub.emit(Event{Type: AutoRetryStart, Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
-		ErrorMessage: failed.ErrorMessage, ErrorClass: v.Class, SwitchedTo: switched})
+		ErrorMessage: failed.ErrorMessage, ErrorClass: rep.Class, SwitchedTo: switched})
 
 	if !s.wait(ctx, d.Delay) {
 		// Cancelled: the failed message is the prompt's final state after all.
@@ -267,7 +239,7 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 		if ctx.Err() != nil {
 			return 0, stopped(ctx, "prompt")
 		}
-		return 0, &RunError{Class: v.Class, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrRetryCancelled, callErr)}
+		return 0, &RunError{Class: rep.Class, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrRetryCancelled, out.CallErr)}
 	}
 	s.record(*failed, true)
 	return n + 1, nil
@@ -335,7 +307,7 @@ func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message
 // prompt starts with room. A failure here is logged, not the prompt's.
 func (s *Session) afterSuccess(ctx context.Context) {
 	s.mu.Lock()
-	auto, model := s.autoCompact, s.model
+	auto, model := s.autoCompact, s.target.Model
 	var usage *llm.Usage
 	for i := len(s.messages) - 1; i >= 0; i-- {
 		if m := &s.messages[i]; m.Role == llm.Assistant && m.Usage != nil {

@@ -32,24 +32,17 @@ const (
 	BeforeOutput = "beforeOutput"
 )
 
-// Target is what a Switcher moves a session to.
-type Target struct {
-	Provider llm.Provider
-	Model    llm.Model
-	// Name says what was switched to, for auto_retry_start's switchedTo: a
-	// credential id or "provider/model". Never a key.
-	Name string
-}
-
-// Switcher rotates credentials and fallback models on a usage limit (the
-// auth package implements it).
+// Switcher rotates credentials and fallback models on a usage limit or a
+// wait too long to sit out (package auth's Rotation is one; it needs
+// nothing of this package).
 type Switcher interface {
-	// Switch marks what the failed call used (from: its client and model;
-	// from.Name is empty) as blocked for the hinted time (0: unknown) and
-	// returns what to use instead; ok is false when nothing else is
-	// available. The session passes the failed call's own client because
-	// SetModel may have replaced the one the Switcher handed out.
-	Switch(ctx context.Context, from Target, failed error, hint time.Duration) (t Target, ok bool)
+	// Switch is asked when the policy wants a switch, before anything is
+	// changed. from is what the failed call used (its Ref as the Switcher
+	// handed it out, "" for a client it did not); failure is that call's
+	// report. On a usage limit the Switcher marks from's credential as
+	// blocked for failure.Hint (0: unknown). It returns what to use
+	// instead, or ok false when nothing else is usable.
+	Switch(ctx context.Context, from llm.Target, failure retry.Report) (to llm.Target, ok bool)
 }
 
 // Config sets up a session. Provider is required; every other zero value is
@@ -57,18 +50,29 @@ type Switcher interface {
 type Config struct {
 	Provider llm.Provider
 	Model    llm.Model
-	System   string
-	Tools    []tool.Tool
+	// Ref identifies Provider's credential to the Switcher, as in the
+	// llm.Target it handed out; "" when there is none.
+	Ref    string
+	System string
+	Tools  []tool.Tool
 	// MaxTurns bounds the model calls of one prompt; 0 means
 	// agent.DefaultMaxTurns.
 	MaxTurns int
 	Thinking string
 	// Retry is the retry policy; nil means retry.Default().
 	Retry *retry.Policy
+	// ProviderMaxRetries overrides Retry.MaxRetries for the calls to a
+	// provider (by llm.Model.Provider): whichever the session is on, after
+	// a switch, a fallback or SetModel too. Providers not in it use Retry's.
+	ProviderMaxRetries map[string]int
+	// Classify reads a failed model call; nil means retry.Inspect. A hook
+	// in the spirit of go-retryablehttp's CheckRetry: wrap retry.Inspect to
+	// treat a failure of your own server differently.
+	Classify func(err error, now time.Time) retry.Report
 	// Streaming is Restart (the default, for "") or BeforeOutput.
 	Streaming string
-	// Switcher rotates credentials and models on usage limits; nil means
-	// there is never another credential.
+	// Switcher rotates credentials and models on usage limits and waits
+	// too long to sit out; nil means there is never another credential.
 	Switcher Switcher
 	// Compaction tunes compaction; NoAutoCompaction turns the automatic
 	// kind off (then a context overflow fails the prompt with
@@ -106,15 +110,21 @@ type RunError struct {
 	Class retry.Class
 	// Retries is how many retries were made before giving up.
 	Retries int
-	// Reason says why no (further) retry was made, when that is not obvious
-	// from Err ("provider asked for 5h0m0s, longer than maxDelayMs 1m0s").
+	// Reason is the retry policy's reason for making no (further) retry
+	// ("usage limit: resets at 15:00 (in 4h59m), longer than maxDelayMs
+	// 1m0s").
 	Reason string
-	Err    error
+	// Exhausted reports that every retry the policy allows was made.
+	Exhausted bool
+	Err       error
 }
 
+// Error says what failed. The reason is shown when it adds to Err: not for
+// a class that is never retried (the provider's message says it all), nor
+// after exhaustion ("retry failed after N attempts" says it).
 func (e *RunError) Error() string {
 	msg := e.Err.Error()
-	if e.Reason != "" {
+	if e.Reason != "" && e.Class.Retryable() && !e.Exhausted {
 		msg = e.Reason + ": " + msg
 	}
 	if e.Retries > 0 {
@@ -161,8 +171,7 @@ type Session struct {
 	life sync.Mutex
 
 	mu        sync.Mutex
-	provider  llm.Provider
-	model     llm.Model
+	target    llm.Target // what the next model call goes to
 	messages  []llm.Message
 	ids       []string      // Store entry ids of messages, "" where unknown
 	running   bool          // an operation was accepted and has not settled
@@ -188,18 +197,38 @@ func New(cfg Config) (*Session, error) {
 	if cfg.Provider == nil {
 		return nil, errors.New("session: no provider")
 	}
-	s := &Session{cfg: cfg, provider: cfg.Provider, model: cfg.Model, autoRetry: true, autoCompact: !cfg.NoAutoCompaction, name: cfg.Name}
+	s := &Session{cfg: cfg, target: llm.Target{Provider: cfg.Provider, Model: cfg.Model, Ref: cfg.Ref},
+		autoRetry: true, autoCompact: !cfg.NoAutoCompaction, name: cfg.Name}
 	s.messages = append(s.messages, cfg.Messages...)
 	s.ids = make([]string, len(s.messages))
 	copy(s.ids, cfg.MessageIDs)
 	return s, nil
 }
 
-func (s *Session) policy() retry.Policy {
-	if s.cfg.Retry == nil {
-		return retry.Default()
+// policy is the retry policy for a call to provider: Config.Retry with
+// the provider's own maxRetries, off while auto-retry is, and the
+// streaming mode of Config.Streaming.
+func (s *Session) policy(provider string) retry.Policy {
+	p := retry.Default()
+	if s.cfg.Retry != nil {
+		p = *s.cfg.Retry
 	}
-	return *s.cfg.Retry
+	if n, ok := s.cfg.ProviderMaxRetries[provider]; ok {
+		p.MaxRetries = n
+	}
+	s.mu.Lock()
+	p.Disabled = p.Disabled || !s.autoRetry
+	s.mu.Unlock()
+	p.BeforeOutput = p.BeforeOutput || s.cfg.Streaming == BeforeOutput
+	return p
+}
+
+// inspect reads a failed call once, through Config.Classify.
+func (s *Session) inspect(err error) retry.Report {
+	if s.cfg.Classify != nil {
+		return s.cfg.Classify(err, s.now())
+	}
+	return retry.Inspect(err, s.now())
 }
 
 func (s *Session) now() time.Time {
@@ -242,7 +271,7 @@ func (s *Session) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := State{
-		Model:            s.model,
+		Model:            s.target.Model,
 		Thinking:         s.cfg.Thinking,
 		Name:             s.name,
 		Compacting:       s.compacting || s.compactOp,

@@ -166,7 +166,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	env.closers = append(env.closers, closeLog)
 
 	cwd, _ := os.Getwd()
-	pol := st.RetryPolicy(target.Provider)
+	pol := st.RetryPolicy("") // each provider's own maxRetries: ProviderMaxRetries
 	maxTurns := st.Agent.MaxTurns
 	if f.maxTurns > 0 {
 		maxTurns = f.maxTurns
@@ -176,8 +176,9 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		System:    systemPrompt(cwd),
 		Tools:     tool.Builtin(cwd),
 		MaxTurns:  maxTurns,
-		Retry:     &pol,
-		Streaming: st.Retry.Streaming,
+		Retry:              &pol,
+		ProviderMaxRetries: st.MaxRetriesByProvider(),
+		Streaming:          st.Retry.Streaming,
 		Log:       logger,
 		Compaction: session.CompactionConfig{
 			ThresholdPercent: st.Compaction.ThresholdPercent,
