@@ -125,11 +125,11 @@ type server struct {
 	out    *output
 	log    *slog.Logger
 
-	mu       sync.Mutex
-	sess     *session.Session
-	sessID   string // for a session without a store
-	sub      *session.Subscription
-	target   *llm.Target // the one set_model chose, kept across new_session
+	mu     sync.Mutex
+	sess   *session.Session
+	sessID string // for a session without a store
+	sub    *session.Subscription
+	target *llm.Target // the one set_model chose, kept across new_session
 	// wg counts the goroutines that answer a compact.
 	wg sync.WaitGroup
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // Compaction defaults (the settings' compaction group).
@@ -104,14 +105,12 @@ func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetr
 		return nil, err
 	}
 	res := &CompactionResult{Summary: summary, FirstKeptEntryID: ids[cut], TokensBefore: before}
-	if j, ok := s.cfg.Store.(interface {
-		AppendCompaction(summary, firstKeptID string, tokensBefore int) error
-	}); ok {
+	if j := s.cfg.Store; j != nil {
 		if err := j.AppendCompaction(summary, res.FirstKeptEntryID, before); err != nil {
 			s.logger().Error("session: persist compaction", "err", err)
 		}
 	}
-	head := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(summaryText(summary))}, Timestamp: llm.Now()}
+	head := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(journal.SummaryText(summary))}, Timestamp: llm.Now()}
 	s.mu.Lock()
 	// Messages that arrived meanwhile (none while a prompt runs) stay.
 	rest := s.messages[len(msgs):]
@@ -122,10 +121,6 @@ func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetr
 	end(res, nil, willRetry)
 	return res, nil
 }
-
-// summaryText is the user message a summary stands in for, worded as the pi
-// coding agent words it so either tool resumes the other's sessions.
-func summaryText(summary string) string { return compactionPrefix + summary + compactionSuffix }
 
 func (s *Session) keepBudget(m llm.Model) int {
 	keep := s.cfg.Compaction.KeepRecentTokens

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 func overflowErr() error {
@@ -32,7 +33,7 @@ var small = CompactionConfig{KeepRecentTokens: 250}
 
 func TestOverflowCompactsAndContinues(t *testing.T) {
 	dir := t.TempDir()
-	j, err := NewJournal(dir, "/w")
+	j, err := journal.Create(dir, "/w")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestOverflowCompactsAndContinues(t *testing.T) {
 		ids = append(ids, id)
 	}
 	f := &fake{steps: []step{{err: overflowErr()}, {text: "## Goal\nkeep going"}, {text: "answer after compaction"}}}
-	s, rec, stop := newSession(t, f, Config{Messages: hist, MessageIDs: ids, Store: j, Compaction: small})
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: hist, IDs: ids}, Store: j, Compaction: small})
 	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestOverflowCompactsAndContinues(t *testing.T) {
 	}
 	// Resume: the file loads as summary + kept messages + the new turn.
 	j.Close()
-	loaded, err := LoadJournal(j.Path())
+	loaded, err := journal.Load(j.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestOverflowCompactsAndContinues(t *testing.T) {
 
 func TestSecondOverflowFails(t *testing.T) {
 	f := &fake{steps: []step{{err: overflowErr()}, {text: "summary"}, {err: overflowErr()}, {text: "never"}}}
-	s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
 	err := s.Prompt(t.Context(), "next", PromptOptions{})
 	stop()
 	if !errors.Is(err, ErrStillOverflows) || f.calls() != 3 {
@@ -111,7 +112,7 @@ func TestSecondOverflowFails(t *testing.T) {
 func TestSummaryCallRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{err: overflowErr()}, {err: overloaded()}, {text: "summary"}, {text: "answer"}}}
-		s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+		s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
 		start := time.Now()
 		if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
 			t.Fatal(err)
@@ -129,7 +130,7 @@ func TestSummaryCallRetried(t *testing.T) {
 func TestAbortDuringCompaction(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{err: overflowErr()}, {text: "half a summ", block: true}}}
-		s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+		s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
 		done := make(chan error)
 		go func() { done <- s.Prompt(context.Background(), "next", PromptOptions{}) }()
 		synctest.Wait()
@@ -154,7 +155,7 @@ func TestAbortDuringCompaction(t *testing.T) {
 
 func TestThresholdCompaction(t *testing.T) {
 	f := &fake{steps: []step{{text: "big answer"}, {text: "summary of it all"}}}
-	s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small,
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small,
 		Model: llm.Model{ID: "m", ContextWindow: 12}}) // the fake reports 10 input tokens: 83% < 85%
 	s.cfg.Compaction.ThresholdPercent = 50
 	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
@@ -176,7 +177,7 @@ func TestThresholdCompaction(t *testing.T) {
 
 func TestManualCompact(t *testing.T) {
 	f := &fake{steps: []step{{text: "summary"}}}
-	s, _, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+	s, _, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
 	defer stop()
 	res, err := s.Compact(t.Context())
 	if err != nil {
@@ -188,7 +189,7 @@ func TestManualCompact(t *testing.T) {
 	if n := len(s.Messages()); n >= 12 {
 		t.Errorf("%d messages after compaction", n)
 	}
-	s2, _, stop2 := newSession(t, &fake{}, Config{Messages: history(1)[:1], Compaction: small})
+	s2, _, stop2 := newSession(t, &fake{}, Config{Resume: &journal.Loaded{Messages: history(1)[:1]}, Compaction: small})
 	defer stop2()
 	if _, err := s2.Compact(t.Context()); !errors.Is(err, ErrNothingToCompact) {
 		t.Errorf("err %v, want ErrNothingToCompact", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/rally-agent/rally/llm/openai"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // TestEndToEndOverLoopback runs a session against the fake LLM over real
@@ -16,7 +17,7 @@ import (
 func TestEndToEndOverLoopback(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded}, llmtest.Step{Text: "all good"})
 	pol := retry.Policy{MaxRetries: 3, BaseDelay: time.Millisecond}
-	j, err := NewJournal(t.TempDir(), "/work")
+	j, err := journal.Create(t.TempDir(), "/work")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func TestEndToEndOverLoopback(t *testing.T) {
 	}
 	// Rule 11: the failed message is kept, marked, and not sent again.
 	j.Close()
-	loaded, err := LoadJournal(j.Path())
+	loaded, err := journal.Load(j.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,7 @@ func (s *Session) SetModel(t llm.Target) {
 	s.mu.Lock()
 	s.target = t
 	s.mu.Unlock()
-	if j, ok := s.cfg.Store.(interface {
-		AppendModelChange(provider, modelID string) error
-	}); ok {
+	if j := s.cfg.Store; j != nil {
 		if err := j.AppendModelChange(m.Provider, m.ID); err != nil {
 			s.logger().Error("session: persist model change", "err", err)
 		}
@@ -30,12 +28,12 @@ func (s *Session) Model() llm.Model {
 	return s.target.Model
 }
 
-// SetName names the session (persisted when the store supports it).
+// SetName names the session (and records it in the Store).
 func (s *Session) SetName(name string) error {
 	if name == "" {
 		return errors.New("session: empty name")
 	}
-	if j, ok := s.cfg.Store.(interface{ SetName(string) error }); ok {
+	if j := s.cfg.Store; j != nil {
 		if err := j.SetName(name); err != nil {
 			return err
 		}

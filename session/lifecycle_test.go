@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // TestLifecycle: Start accepts at once and refuses a second operation;
@@ -74,7 +76,7 @@ func TestLifecycle(t *testing.T) {
 func TestCompactLifecycle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{text: "summary", block: true}}}
-		s, _, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+		s, _, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
 		defer stop()
 		run, err := s.StartCompact(context.Background())
 		if err != nil {
@@ -127,7 +129,7 @@ func TestContextErrorsKeepTheirCause(t *testing.T) {
 	t.Run("compacting", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := &fake{steps: []step{{text: "summary", block: true}}}
-			s, _, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+			s, _, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
 			defer stop()
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // Rule 1: a transient error then success; the waits are 2000/4000/8000 ms.
@@ -108,7 +109,7 @@ func TestFatalAndOverflow(t *testing.T) {
 	}
 	t.Run("overflow goes to compaction", func(t *testing.T) {
 		f := &fake{steps: []step{{err: overflowErr()}, {text: "## Goal\nsummary"}, {text: "answer"}}}
-		s, rec, stop := newSession(t, f, Config{Messages: history(6)})
+		s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
 		if err != nil || f.calls() != 3 {
@@ -123,7 +124,7 @@ func TestFatalAndOverflow(t *testing.T) {
 	})
 	t.Run("overflow without compaction", func(t *testing.T) {
 		f := &fake{steps: []step{{err: overflowErr()}}}
-		s, _, stop := newSession(t, f, Config{NoAutoCompaction: true, Messages: history(6)})
+		s, _, stop := newSession(t, f, Config{NoAutoCompaction: true, Resume: &journal.Loaded{Messages: history(6)}})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
 		if !errors.Is(err, ErrContextOverflow) || f.calls() != 1 {

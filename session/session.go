@@ -19,6 +19,7 @@ import (
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/tool"
 )
 
@@ -78,18 +79,16 @@ type Config struct {
 	// kind off (then a context overflow fails the prompt with
 	// ErrContextOverflow).
 	Compaction CompactionConfig
-	// Store persists the session (a *Journal for a session file); nil
-	// keeps it in memory only.
+	// Store persists the session (a *journal.Journal for a session file);
+	// nil keeps it in memory only.
 	Store Store
-	// Messages is the context to start from, e.g. a resumed session's, and
-	// MessageIDs their entry ids in the Store, when known.
-	Messages   []llm.Message
-	MessageIDs []string
+	// Resume is what to continue: a session file's content as journal.Open
+	// or journal.Load returns it (its context, their entry ids, its name),
+	// or just Messages to start from. nil starts empty.
+	Resume *journal.Loaded
 	// NoAutoCompaction turns automatic compaction off (it can be turned on
 	// later with SetAutoCompactionEnabled).
 	NoAutoCompaction bool
-	// Name is the session's name, e.g. from a resumed file.
-	Name string
 	// Log receives every retry decision; nil discards them.
 	Log *slog.Logger
 	// Now returns the current time for retry hints; nil means time.Now.
@@ -152,11 +151,20 @@ type State struct {
 	SessionID        string
 }
 
-// Store persists a session's entries. *Journal, the session file, is one.
+// Store persists a session's entries; *journal.Journal, the session file,
+// is one. A store that keeps only messages returns nil from the rest.
 type Store interface {
-	// AppendMessage records a message; retried marks a failed assistant
-	// message that a retry replaced.
+	// AppendMessage records a message and returns its entry id; retried
+	// marks a failed assistant message that a retry replaced.
 	AppendMessage(m llm.Message, retried bool) (id string, err error)
+	// AppendModelChange records SetModel.
+	AppendModelChange(provider, modelID string) error
+	// AppendCompaction records a compaction: the summary, the entry id of
+	// the first message kept whole, the context's tokens before.
+	AppendCompaction(summary, firstKeptID string, tokensBefore int) error
+	// SetName records the session's name.
+	SetName(name string) error
+	// Path and ID name the session (get_state's sessionFile, sessionId).
 	Path() string
 	ID() string
 }
@@ -198,10 +206,12 @@ func New(cfg Config) (*Session, error) {
 		return nil, errors.New("session: no provider")
 	}
 	s := &Session{cfg: cfg, target: llm.Target{Provider: cfg.Provider, Model: cfg.Model, Ref: cfg.Ref},
-		autoRetry: true, autoCompact: !cfg.NoAutoCompaction, name: cfg.Name}
-	s.messages = append(s.messages, cfg.Messages...)
-	s.ids = make([]string, len(s.messages))
-	copy(s.ids, cfg.MessageIDs)
+		autoRetry: true, autoCompact: !cfg.NoAutoCompaction}
+	if r := cfg.Resume; r != nil {
+		s.messages, s.name = cloneAll(r.Messages), r.Name
+		s.ids = make([]string, len(s.messages))
+		copy(s.ids, r.IDs)
+	}
 	return s, nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
 	"github.com/rally-agent/rally/tool"
 	"github.com/spf13/cobra"
@@ -116,7 +117,7 @@ type outputter interface {
 // runEnv is everything a run needs, built from settings and flags.
 type runEnv struct {
 	sess    *session.Session
-	journal *session.Journal
+	journal *journal.Journal
 	// rot picks credentials and fallback models (nil for sim); a
 	// set_model can go through rot.Start to get a usable key.
 	rot     *auth.Rotation
@@ -172,14 +173,14 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		maxTurns = f.maxTurns
 	}
 	cfg := session.Config{
-		Model:     model,
-		System:    systemPrompt(cwd),
-		Tools:     tool.Builtin(cwd),
-		MaxTurns:  maxTurns,
+		Model:              model,
+		System:             systemPrompt(cwd),
+		Tools:              tool.Builtin(cwd),
+		MaxTurns:           maxTurns,
 		Retry:              &pol,
 		ProviderMaxRetries: st.MaxRetriesByProvider(),
 		Streaming:          st.Retry.Streaming,
-		Log:       logger,
+		Log:                logger,
 		Compaction: session.CompactionConfig{
 			ThresholdPercent: st.Compaction.ThresholdPercent,
 			KeepRecentTokens: st.Compaction.KeepRecentTokens,
@@ -212,25 +213,25 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config)
 	}
 	dir := f.sessionDir
 	if dir == "" {
-		dir = session.Dir(home, cwd)
+		dir = journal.Dir(home, cwd)
 	}
 	path := f.file
 	if path == "" && f.cont {
-		latest, err := session.Latest(dir)
+		latest, err := journal.Latest(dir)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		path = latest
 	}
-	var j *session.Journal
+	var j *journal.Journal
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
-			jj, loaded, err := session.OpenJournal(path)
+			jj, loaded, err := journal.Open(path)
 			if err != nil {
 				return &exitError{2, err}
 			}
 			j = jj
-			cfg.Messages, cfg.MessageIDs, cfg.Name = loaded.Messages, loaded.IDs, loaded.Name
+			cfg.Resume = loaded
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
@@ -239,7 +240,7 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config)
 		if f.file != "" {
 			dir = filepath.Dir(f.file)
 		}
-		jj, err := session.NewJournal(dir, cwd)
+		jj, err := journal.Create(dir, cwd)
 		if err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llmtest"
-	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // TestMain lets the test binary act as the rally command, so tests can run
@@ -61,7 +61,7 @@ func TestPrintModeOnSim(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("continue made %d files", len(files))
 	}
-	loaded, err := session.LoadJournal(files[0])
+	loaded, err := journal.Load(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestCrashLosesNothing(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("%d session files", len(files))
 	}
-	loaded, err := session.LoadJournal(files[0])
+	loaded, err := journal.Load(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
