@@ -154,7 +154,10 @@ func TestClientEveryCommandInProcess(t *testing.T) {
 	stats, err := c.GetSessionStats(ctx)
 	if err != nil || stats.UserMessages != 1 || stats.AssistantMessages != 1 || stats.TotalMessages != 2 ||
 		stats.Tokens.Total == 0 || stats.ContextUsage == nil || stats.ContextUsage.ContextWindow != 128000 {
-		t.Errorf("stats %+v %v", stats, err)
+		t.Fatalf("stats %+v %v", stats, err)
+	}
+	if n := first.Stats().ContextTokens; stats.ContextUsage.Tokens != n || n == 0 {
+		t.Errorf("contextUsage.tokens %d, the session's measure %d", stats.ContextUsage.Tokens, n)
 	}
 
 	for _, step := range []struct {

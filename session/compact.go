@@ -40,24 +40,6 @@ type CompactionResult struct {
 	TokensBefore     int    `json:"tokensBefore"`
 }
 
-// EstimateTokens guesses the tokens of messages that carry no usage: four
-// characters a token, the usual rough rule for English text and code.
-func EstimateTokens(ms []llm.Message) int {
-	n := 0
-	for i := range ms {
-		n += messageTokens(&ms[i])
-	}
-	return n
-}
-
-func messageTokens(m *llm.Message) int {
-	c := 0
-	for _, b := range m.Content {
-		c += len(b.Text) + len(b.Thinking) + len(b.Arguments) + len(b.Name) + len(b.Data)
-	}
-	return c/4 + 4 // a few tokens of framing per message
-}
-
 // IsCompacting reports whether a compaction is running.
 func (s *Session) IsCompacting() bool {
 	s.mu.Lock()
@@ -93,7 +75,7 @@ func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetr
 		end(nil, nil, false)
 		return nil, ErrNothingToCompact
 	}
-	before := s.contextTokens(msgs, model)
+	before := contextTokens(msgs)
 	summary, err := s.summarize(ctx, provider, model, msgs[:cut])
 	if err != nil {
 		if ctx.Err() != nil {
@@ -131,17 +113,6 @@ func (s *Session) keepBudget(m llm.Model) int {
 		keep = min(keep, m.ContextWindow*40/100)
 	}
 	return keep
-}
-
-// contextTokens is the size of the context: the last call's reported input
-// when there is one, else the estimate.
-func (s *Session) contextTokens(msgs []llm.Message, m llm.Model) int {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if u := msgs[i].Usage; msgs[i].Role == llm.Assistant && u != nil && u.Input > 0 {
-			return u.Input + u.CacheRead + u.CacheWrite + u.Output + EstimateTokens(msgs[i+1:])
-		}
-	}
-	return EstimateTokens(msgs)
 }
 
 // cutPoint picks where the kept part starts: the earliest user or

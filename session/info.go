@@ -74,6 +74,10 @@ type Stats struct {
 	TotalMessages     int
 	Tokens            llm.Usage
 	Cost              float64
+	// ContextTokens is the size of the working context in tokens: the last
+	// answer's reported usage plus an estimate of what came after, the
+	// same measure compaction uses.
+	ContextTokens int
 }
 
 // Stats counts the working context's messages and sums its usage.
@@ -102,6 +106,7 @@ func (s *Session) Stats() Stats {
 		}
 	}
 	st.TotalMessages = len(s.messages)
+	st.ContextTokens = contextTokens(s.messages)
 	st.Tokens.Cost.Total = st.Cost
 	return st
 }

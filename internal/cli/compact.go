@@ -40,7 +40,7 @@ Without --session it compacts the latest session of this directory.`,
 			}
 			result, err := env.sess.Compact(ctx)
 			if err != nil {
-				return &exitError{1, err}
+				return runFailed(err)
 			}
 			fmt.Fprintf(s.out, "compacted %s: %d tokens before\n\n%s\n", env.journal.Path(), result.TokensBefore, result.Summary)
 			return nil

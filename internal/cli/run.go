@@ -102,10 +102,20 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
 	unsubscribe()
 	out.finish(err)
-	if err != nil {
+	return runFailed(err)
+}
+
+// runFailed is the exit status of a run's error: 130 when the user
+// interrupted it (the session wraps context.Canceled), else 1.
+func runFailed(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled):
+		return &exitError{130, err}
+	default:
 		return &exitError{1, err}
 	}
-	return nil
 }
 
 // outputter renders session events.
