@@ -44,7 +44,7 @@ func (s *server) handle(c Command) *Response {
 		return r(ok(c.ID, c.Type, s.stats(sess)))
 	case CmdGetLastAssistantText:
 		var res textResult
-		if t := strings.TrimSpace(sess.LastAssistantText()); t != "" {
+		if t := strings.TrimSpace(lastAssistantText(sess.Messages())); t != "" {
 			res.Text = &t
 		}
 		return r(ok(c.ID, c.Type, res))
@@ -132,8 +132,8 @@ func (s *server) newSession(c Command) Response {
 		return fail(c.ID, c.Type, err.Error())
 	}
 	sess.SetAutoRetryEnabled(old.AutoRetryEnabled())
-	sess.SetAutoCompactionEnabled(old.AutoCompactionEnabled())
-	if target != nil && !sameModel(target.Model, sess.Model()) {
+	sess.SetAutoCompactionEnabled(old.State().AutoCompaction)
+	if target != nil && !sameModel(target.Model, sess.State().Model) {
 		sess.SetModel(*target)
 	}
 	s.mu.Lock()
@@ -152,7 +152,7 @@ func sameModel(a, b llm.Model) bool {
 
 func (s *server) models(sess *session.Session) []llm.Model {
 	if s.cfg.Models == nil {
-		return []llm.Model{sess.Model()}
+		return []llm.Model{sess.State().Model}
 	}
 	return nonNil(s.cfg.Models())
 }
@@ -203,6 +203,19 @@ func (s *server) compact(c Command, sess *session.Session) *Response {
 		s.respond(ok(c.ID, c.Type, run.Compaction()))
 	}()
 	return nil
+}
+
+// lastAssistantText is the text of the latest assistant message that has
+// any, or "".
+func lastAssistantText(ms []llm.Message) string {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if m := &ms[i]; m.Role == llm.Assistant {
+			if t := m.TextOf(); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
 }
 
 func nonNil[T any](v []T) []T {

@@ -40,13 +40,6 @@ type CompactionResult struct {
 	TokensBefore     int    `json:"tokensBefore"`
 }
 
-// IsCompacting reports whether a compaction is running.
-func (s *Session) IsCompacting() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.compacting || s.running && s.compactOp
-}
-
 // compact replaces the older part of the working context with a summary
 // written by the current model, keeping the recent part whole.
 func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetry bool) (*CompactionResult, error) {

@@ -21,13 +21,6 @@ func (s *Session) SetModel(t llm.Target) {
 	}
 }
 
-// Model returns the model in use.
-func (s *Session) Model() llm.Model {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.target.Model
-}
-
 // SetName names the session (and records it in the Store).
 func (s *Session) SetName(name string) error {
 	if name == "" {
@@ -44,25 +37,11 @@ func (s *Session) SetName(name string) error {
 	return nil
 }
 
-// Name returns the session's name, or "".
-func (s *Session) Name() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.name
-}
-
 // SetAutoCompactionEnabled turns automatic compaction on or off.
 func (s *Session) SetAutoCompactionEnabled(on bool) {
 	s.mu.Lock()
 	s.autoCompact = on
 	s.mu.Unlock()
-}
-
-// AutoCompactionEnabled reports whether the session compacts by itself.
-func (s *Session) AutoCompactionEnabled() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.autoCompact
 }
 
 // Stats are the counts and totals of a session (RPC get_session_stats).
@@ -109,19 +88,4 @@ func (s *Session) Stats() Stats {
 	st.ContextTokens = contextTokens(s.messages)
 	st.Tokens.Cost.Total = st.Cost
 	return st
-}
-
-// LastAssistantText returns the text of the latest assistant message that
-// has any, or "".
-func (s *Session) LastAssistantText() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.messages) - 1; i >= 0; i-- {
-		if m := &s.messages[i]; m.Role == llm.Assistant {
-			if t := m.TextOf(); t != "" {
-				return t
-			}
-		}
-	}
-	return ""
 }

@@ -361,7 +361,7 @@ func TestStreamingModes(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{text: "partial answer", midErr: llm.ErrTruncated}, {text: "never"}}}
-		s, _, stop := newSession(t, f, Config{Streaming: BeforeOutput})
+		s, _, stop := newSession(t, f, Config{Retry: &retry.Policy{MaxRetries: 3, BeforeOutput: true}})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
 		if err == nil || f.calls() != 1 {
@@ -370,7 +370,7 @@ func TestStreamingModes(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{midErr: llm.ErrTruncated}, {text: "answer"}}}
-		s, _, stop := newSession(t, f, Config{Streaming: BeforeOutput})
+		s, _, stop := newSession(t, f, Config{Retry: &retry.Policy{MaxRetries: 3, BeforeOutput: true}})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
 		if err != nil || f.calls() != 2 {

@@ -23,16 +23,6 @@ import (
 	"github.com/rally-agent/rally/tool"
 )
 
-// Streaming modes of Config.Streaming (the retry.streaming setting).
-const (
-	// Restart retries a stream that failed mid-way and discards its partial
-	// output with a message_discarded event.
-	Restart = "restart"
-	// BeforeOutput retries only when nothing visible was emitted yet, for
-	// sinks that cannot take text back.
-	BeforeOutput = "beforeOutput"
-)
-
 // Switcher rotates credentials and fallback models on a usage limit or a
 // wait too long to sit out (package auth's Rotation is one; it needs
 // nothing of this package).
@@ -60,7 +50,8 @@ type Config struct {
 	// agent.DefaultMaxTurns.
 	MaxTurns int
 	Thinking string
-	// Retry is the retry policy; nil means retry.Default().
+	// Retry is the retry policy (its BeforeOutput is the retry.streaming
+	// setting); nil means retry.Default().
 	Retry *retry.Policy
 	// ProviderMaxRetries overrides Retry.MaxRetries for the calls to a
 	// provider (by llm.Model.Provider): whichever the session is on, after
@@ -70,8 +61,6 @@ type Config struct {
 	// in the spirit of go-retryablehttp's CheckRetry: wrap retry.Inspect to
 	// treat a failure of your own server differently.
 	Classify func(err error, now time.Time) retry.Report
-	// Streaming is Restart (the default, for "") or BeforeOutput.
-	Streaming string
 	// Switcher rotates credentials and models on usage limits and waits
 	// too long to sit out; nil means there is never another credential.
 	Switcher Switcher
@@ -216,8 +205,7 @@ func New(cfg Config) (*Session, error) {
 }
 
 // policy is the retry policy for a call to provider: Config.Retry with
-// the provider's own maxRetries, off while auto-retry is, and the
-// streaming mode of Config.Streaming.
+// the provider's own maxRetries, and off while auto-retry is.
 func (s *Session) policy(provider string) retry.Policy {
 	p := retry.Default()
 	if s.cfg.Retry != nil {
@@ -229,7 +217,6 @@ func (s *Session) policy(provider string) retry.Policy {
 	s.mu.Lock()
 	p.Disabled = p.Disabled || !s.autoRetry
 	s.mu.Unlock()
-	p.BeforeOutput = p.BeforeOutput || s.cfg.Streaming == BeforeOutput
 	return p
 }
 

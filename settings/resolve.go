@@ -26,6 +26,9 @@ func (s *Settings) RetryPolicy(provider string) retry.Policy {
 		BaseDelay:  time.Duration(r.BaseDelayMs) * time.Millisecond,
 		MaxDelay:   time.Duration(r.MaxDelayMs) * time.Millisecond,
 		Jitter:     r.Jitter,
+		// The streaming mode is the policy's: it decides whether a
+		// stream that failed mid-way is retried.
+		BeforeOutput: r.Streaming == StreamBeforeOutput,
 	}
 	if n, ok := s.MaxRetriesByProvider()[provider]; ok {
 		p.MaxRetries = n

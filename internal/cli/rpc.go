@@ -127,7 +127,7 @@ func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 // provider that has a credential (or needs none), from the built-in
 // catalog and the settings.
 func (b *rpcBackend) models() []llm.Model {
-	out := []llm.Model{b.current().sess.Model()}
+	out := []llm.Model{b.current().sess.State().Model}
 	conf, err := b.conf()
 	if err != nil {
 		b.log.Warn("rpc: get_available_models: settings", "err", err)

@@ -189,7 +189,6 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		MaxTurns:           maxTurns,
 		Retry:              &pol,
 		ProviderMaxRetries: st.MaxRetriesByProvider(),
-		Streaming:          st.Retry.Streaming,
 		Log:                logger,
 		Compaction: session.CompactionConfig{
 			ThresholdPercent: st.Compaction.ThresholdPercent,
