@@ -18,7 +18,7 @@ func tooLong(c Class, hint, maxDelay time.Duration, now time.Time, switchFailed 
 		}
 		return msg
 	}
-	at := clock(now, now.Add(hint))
+	at := wallClock(now, now.Add(hint))
 	if c == UsageLimit {
 		msg := fmt.Sprintf("usage limit: resets at %s (in %s), longer than maxDelayMs %v", at, roughly(hint), maxDelay)
 		if switchFailed {
@@ -34,8 +34,8 @@ func tooLong(c Class, hint, maxDelay time.Duration, now time.Time, switchFailed 
 	return msg
 }
 
-// clock writes t as a time of day, with the date when it is not today.
-func clock(now, t time.Time) string {
+// wallClock writes t as a time of day, with the date when it is not today.
+func wallClock(now, t time.Time) string {
 	if y, m, d := now.Date(); t.Year() == y && t.Month() == m && t.Day() == d {
 		return t.Format("15:04")
 	}

@@ -33,9 +33,7 @@ func TestDefaultsAgreeWithSettings(t *testing.T) {
 // TestHookEventsAreTheSessionKinds: the settings' hooks[].on enum (which
 // settings cannot take from here) is exactly the session's event kinds.
 func TestHookEventsAreTheSessionKinds(t *testing.T) {
-	kinds := []EventType{AgentStart, AgentEnd, AgentSettled, TurnStart, TurnEnd, MessageStart, MessageUpdate, MessageEnd,
-		MessageDiscarded, ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd, CompactionStart, CompactionEnd,
-		AutoRetryStart, AutoRetryEnd}
+	kinds := EventTypes()
 	f, _ := reflect.TypeOf(settings.Hook{}).FieldByName("On")
 	var enum []string
 	for _, part := range strings.Split(f.Tag.Get("jsonschema"), ",") {

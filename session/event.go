@@ -42,6 +42,19 @@ const (
 	AutoRetryEnd     EventType = "auto_retry_end"
 )
 
+// EventTypes lists every kind, in the order of DESIGN §6.2: what a hook's
+// "on" may name.
+func EventTypes() []EventType {
+	return []EventType{
+		AgentStart, AgentEnd, AgentSettled,
+		TurnStart, TurnEnd,
+		MessageStart, MessageUpdate, MessageEnd, MessageDiscarded,
+		ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd,
+		CompactionStart, CompactionEnd,
+		AutoRetryStart, AutoRetryEnd,
+	}
+}
+
 // CompactionReason says why a compaction ran.
 type CompactionReason string
 

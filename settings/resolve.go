@@ -149,6 +149,9 @@ func (s *Settings) Resolve(o Overrides, getenv func(string) string) (Target, err
 	}
 	p.TimeoutMs = int(p.Timeout() / time.Millisecond)
 	p.IdleTimeoutMs = int(p.IdleTimeout() / time.Millisecond)
+	if p.MaxEventBytes <= 0 {
+		p.MaxEventBytes = DefaultMaxEventBytes
+	}
 	t.Config = p
 
 	switch {

@@ -9,10 +9,12 @@ import (
 	"syscall"
 )
 
-// group puts the command in a process group of its own and makes
-// cancellation kill the whole group, not just the shell.
+// group puts the command in a process group of its own, makes
+// cancellation kill the whole group, not just the shell, and (on Linux)
+// has the kernel kill the shell when rally dies.
 func group(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	deathSignal(cmd.SysProcAttr)
 	cmd.Cancel = func() error {
 		err := killGroup(cmd.Process.Pid)
 		if errors.Is(err, syscall.ESRCH) {
@@ -25,6 +27,13 @@ func group(cmd *exec.Cmd) {
 // killGroup sends SIGKILL to the process group led by pid.
 func killGroup(pid int) error {
 	return syscall.Kill(-pid, syscall.SIGKILL)
+}
+
+// groupAlive reports whether the process group pid has a member left.
+// EPERM means it has one we may not signal: alive, and not ours to kill,
+// which killGroup will find out.
+func groupAlive(pid int) bool {
+	return !errors.Is(syscall.Kill(-pid, 0), syscall.ESRCH)
 }
 
 // signalOf names the signal that ended a process.

@@ -341,26 +341,33 @@ func (a authRun) connect(provider, model, key string) (llm.Provider, llm.Model, 
 // environment has no provider key: the first of the built-in order whose
 // credentials are in auth.json, else the first other provider stored there
 // (by name). It returns "" when settings' own choice stands (an environment
-// key, or nothing stored), so Resolve keeps deciding.
-func storedProvider(home string, st *settings.Settings) string {
+// key, or nothing stored), so Resolve keeps deciding. An auth.json it
+// cannot use is an error naming the file and the fix: falling back to the
+// offline model would hide the user's keys behind a run that "works".
+func storedProvider(home string, st *settings.Settings) (string, error) {
 	for _, name := range settings.KeyOrder() {
 		if env := st.Providers[name].APIKeyEnv; env != "" && os.Getenv(env) != "" {
-			return ""
+			return "", nil // the run loads auth.json, and reports it broken
 		}
 	}
-	file, err := auth.Load(auth.Path(home))
-	if err != nil || len(file.Providers) == 0 {
-		return "" // an unreadable file is reported when the run loads it
+	path := auth.Path(home)
+	file, err := auth.Load(path)
+	if errors.Is(err, auth.ErrInsecure) {
+		return "", &exitError{2, err} // its message says the chmod
+	}
+	if err != nil {
+		return "", &exitError{2, fmt.Errorf("%w; fix the file (see rally auth --help) or move it away to run without stored keys, "+
+			"e.g. mv %s %s.broken", err, path, path)}
 	}
 	for _, name := range settings.KeyOrder() {
 		if len(file.Providers[name]) > 0 {
-			return name
+			return name, nil
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(file.Providers)) {
 		if _, ok := st.Providers[name]; ok && len(file.Providers[name]) > 0 {
-			return name
+			return name, nil
 		}
 	}
-	return ""
+	return "", nil
 }

@@ -63,6 +63,8 @@ func newRoot(s streams) *cobra.Command {
 		},
 	}
 	f.register(root)
+	// A flag that does not parse is bad usage (exit 2), like a bad value.
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{2, err} })
 	root.SetIn(s.in)
 	root.SetOut(s.out)
 	root.SetErr(s.err)
@@ -72,6 +74,7 @@ func newRoot(s streams) *cobra.Command {
 		newSettingsCmd(s),
 		newAuthCmd(s),
 		newFakeLLMCmd(s),
+		newHooksCmd(s),
 	)
 	return root
 }

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/rally-agent/rally/auth"
@@ -22,19 +21,22 @@ import (
 
 // runRPC is `rally --mode rpc`: the JSON-lines protocol on stdin and
 // stdout (package rpc). stdout carries protocol lines only; warnings and
-// logs go to stderr and the log file. EOF on stdin, SIGTERM and SIGINT
+// logs go to stderr and the log file. EOF on stdin, SIGTERM, SIGINT and SIGHUP
 // abort any run and exit 0.
 func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("--mode rpc takes no prompt argument: send prompt commands on stdin")}
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(cmd.Context(), stopSignals()...)
 	defer stop()
 	b, err := newRPCBackend(ctx, s, *f)
 	if err != nil {
 		return err
 	}
 	defer b.close()
+	b.hooks = startHooks(b.current().st, b.home, b.log, s.err)
+	defer b.hooks.close()
+	b.hooks.watch(b.current().sess)
 	growPipe(s.out)
 	err = rpc.Serve(ctx, s.in, s.out, rpc.Config{
 		Session:    b.current().sess,
@@ -64,6 +66,7 @@ type rpcBackend struct {
 	mu       sync.Mutex
 	env      *runEnv
 	closeLog func()
+	hooks    *hookRun // follows new_session
 }
 
 // rpcConf is the settings and the run's own provider (flags applied).
@@ -119,6 +122,7 @@ func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 	old := b.env
 	b.env = env
 	b.mu.Unlock()
+	b.hooks.watch(env.sess)
 	old.close()
 	return env.sess, nil
 }

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rally-agent/rally/auth"
@@ -21,7 +21,6 @@ import (
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
-	"github.com/rally-agent/rally/tool"
 	"github.com/spf13/cobra"
 )
 
@@ -59,8 +58,34 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, overflow, midstream-drop, stall)")
 }
 
+// check validates the flags that stand for a setting by that setting's
+// own rule in the schema, so --max-turns accepts exactly what
+// agent.maxTurns does.
+func (f *runFlags) check(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("max-turns") {
+		return nil
+	}
+	file, err := settings.ParseFile(settings.Source{Name: "--max-turns"}, nil)
+	if err == nil {
+		err = file.Set("agent.maxTurns", f.maxTurns)
+	}
+	if err == nil {
+		_, err = file.Check()
+	}
+	if errs := settings.Errors(err); len(errs) > 0 {
+		return &exitError{2, fmt.Errorf("--max-turns: %s", errs[0].Msg)}
+	}
+	if err != nil {
+		return &exitError{2, err}
+	}
+	return nil
+}
+
 // runPrompt is the root command's action: print or json mode.
 func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
+	if err := f.check(cmd); err != nil {
+		return err
+	}
 	switch f.mode {
 	case "text", "json":
 	case "rpc":
@@ -83,7 +108,7 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 		return &exitError{2, errors.New("no prompt: give it as an argument or on stdin")}
 	}
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(cmd.Context(), stopSignals()...)
 	defer stop()
 
 	env, err := newRunEnv(ctx, s, f, prompt)
@@ -91,6 +116,9 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 		return err
 	}
 	defer env.close()
+	hk := startHooks(env.st, env.home, env.log, s.err)
+	defer hk.close()
+	hk.watch(env.sess)
 
 	var out outputter
 	if f.mode == "json" {
@@ -132,6 +160,10 @@ type runEnv struct {
 	// set_model can go through rot.Start to get a usable key.
 	rot     *auth.Rotation
 	closers []func()
+	// st, home and log are what the run was built from (hooks use them).
+	st   *settings.Settings
+	home string
+	log  *slog.Logger
 }
 
 func (e *runEnv) close() {
@@ -145,7 +177,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	if err != nil {
 		return nil, err
 	}
-	env := &runEnv{}
+	env := &runEnv{st: st}
 	o := settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}
 	if f.preset != "" {
 		url, stop, err := startPreset(f.preset, prompt)
@@ -158,7 +190,9 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	if o.Provider == "" && o.BaseURL == "" && st.DefaultProvider == "" {
 		// A key stored with `rally auth add` configures its provider as
 		// much as one in the environment does.
-		o.Provider = storedProvider(settings.Home(userHome(), os.Getenv), st)
+		if o.Provider, err = storedProvider(settings.Home(userHome(), os.Getenv), st); err != nil {
+			return nil, err
+		}
 	}
 	target, err := st.Resolve(o, os.Getenv)
 	if err != nil {
@@ -175,6 +209,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	home := settings.Home(userHome(), os.Getenv)
 	logger, closeLog := newLogger(home, s.err, f.verbose)
 	env.closers = append(env.closers, closeLog)
+	env.home, env.log = home, logger
 
 	cwd, _ := os.Getwd()
 	pol := st.RetryPolicy("") // each provider's own maxRetries: ProviderMaxRetries
@@ -182,10 +217,12 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	if f.maxTurns > 0 {
 		maxTurns = f.maxTurns
 	}
+	tools := newTools(home, cwd, st, os.Environ())
+	env.closers = append(env.closers, tools.stop)
 	cfg := session.Config{
 		Model:              model,
 		System:             systemPrompt(cwd),
-		Tools:              tool.Builtin(cwd),
+		Tools:              tools.tools,
 		MaxTurns:           maxTurns,
 		Retry:              &pol,
 		ProviderMaxRetries: st.MaxRetriesByProvider(),
