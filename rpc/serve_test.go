@@ -309,3 +309,34 @@ func TestRetryInProcess(t *testing.T) {
 		t.Errorf("answer %q", text)
 	}
 }
+
+// TestPromptAnswerOrder: a prompt accepted the moment the previous run
+// settles is answered after that run's agent_settled, so WaitSettled waits
+// for the new run, not the old one's last line.
+func TestPromptAnswerOrder(t *testing.T) {
+	ctx := ctxT(t)
+	c := serveInProcess(t, Config{Session: simSession(t, -1)})
+	rec := record(c)
+	for i := range 20 {
+		if err := c.Prompt(ctx, "What does rally do?", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// The next prompt races the first run's end: refused while it runs,
+		// accepted once it has settled.
+		for {
+			err := c.Prompt(ctx, "and then?", PromptOptions{})
+			if err == nil {
+				break
+			}
+			if !strings.Contains(err.Error(), "already running") {
+				t.Fatal(err)
+			}
+		}
+		if err := c.WaitSettled(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(strings.Join(rec.types(), " "), "agent_settled"); got != 2*(i+1) {
+			t.Fatalf("round %d: WaitSettled returned with %d agent_settled, want %d", i, got, 2*(i+1))
+		}
+	}
+}
