@@ -13,19 +13,19 @@ import (
 // (DESIGN §6.2), so a kind can be matched against a JSON line's "type".
 type EventType string
 
-// The agent loop's events, passed through (their names are the loop's, so
-// they exist once, in package agent)…
+// The agent loop's events, passed through with the loop's names (a test
+// pins them to package agent's)…
 const (
-	AgentStart          = EventType(agent.AgentStart)
-	AgentEnd            = EventType(agent.AgentEnd)
-	TurnStart           = EventType(agent.TurnStart)
-	TurnEnd             = EventType(agent.TurnEnd)
-	MessageStart        = EventType(agent.MessageStart)
-	MessageUpdate       = EventType(agent.MessageUpdate)
-	MessageEnd          = EventType(agent.MessageEnd)
-	ToolExecutionStart  = EventType(agent.ToolExecutionStart)
-	ToolExecutionUpdate = EventType(agent.ToolExecutionUpdate)
-	ToolExecutionEnd    = EventType(agent.ToolExecutionEnd)
+	AgentStart          EventType = "agent_start"
+	AgentEnd            EventType = "agent_end"
+	TurnStart           EventType = "turn_start"
+	TurnEnd             EventType = "turn_end"
+	MessageStart        EventType = "message_start"
+	MessageUpdate       EventType = "message_update"
+	MessageEnd          EventType = "message_end"
+	ToolExecutionStart  EventType = "tool_execution_start"
+	ToolExecutionUpdate EventType = "tool_execution_update"
+	ToolExecutionEnd    EventType = "tool_execution_end"
 )
 
 // …and the session's own (DESIGN §3.2).

@@ -1,12 +1,21 @@
 // Package session runs prompts through the agent loop and owns everything
 // that outlives one model call: the retry lifecycle (DESIGN §3.1–3.3), the
-// compaction boundary, persistence and event subscriptions. It is what a Go
+// compaction boundary, persistence (through a Store, such as a
+// session/journal file) and the typed session events. It is what a Go
 // program embeds:
 //
 //	s, err := session.New(session.Config{Provider: &sim.Model{}, Model: sim.Info()})
-//	unsubscribe := s.Subscribe(func(e session.Event) { … })
+//	unsubscribe := s.Subscribe(func(e session.Event) {
+//		if e.Type == session.AutoRetryStart { … e.Attempt, e.DelayMs … }
+//	})
 //	err = s.Prompt(ctx, "What does rally do?", session.PromptOptions{})
 //	unsubscribe() // every event of the run has been delivered
+//
+// A failure is read once (Config.Classify, by default retry.Inspect),
+// decided by the retry.Policy, switched through the Switcher when the
+// policy wants it, announced (auto_retry_start) and waited out. One
+// operation runs at a time: Start accepts a prompt or refuses it at once,
+// the returned Run settles after its agent_settled event.
 package session
 
 import (
