@@ -13,19 +13,20 @@ import (
 // (DESIGN §6.2), so a kind can be matched against a JSON line's "type".
 type EventType string
 
-// The agent loop's events, passed through with the loop's names (a test
-// pins them to package agent's)…
+// The agent loop's events, passed through: their names are the loop's
+// (package agent has them once; the values are "agent_start",
+// "message_update", … as on the wire)…
 const (
-	AgentStart          EventType = "agent_start"
-	AgentEnd            EventType = "agent_end"
-	TurnStart           EventType = "turn_start"
-	TurnEnd             EventType = "turn_end"
-	MessageStart        EventType = "message_start"
-	MessageUpdate       EventType = "message_update"
-	MessageEnd          EventType = "message_end"
-	ToolExecutionStart  EventType = "tool_execution_start"
-	ToolExecutionUpdate EventType = "tool_execution_update"
-	ToolExecutionEnd    EventType = "tool_execution_end"
+	AgentStart          EventType = EventType(agent.AgentStart)
+	AgentEnd            EventType = EventType(agent.AgentEnd)
+	TurnStart           EventType = EventType(agent.TurnStart)
+	TurnEnd             EventType = EventType(agent.TurnEnd)
+	MessageStart        EventType = EventType(agent.MessageStart)
+	MessageUpdate       EventType = EventType(agent.MessageUpdate)
+	MessageEnd          EventType = EventType(agent.MessageEnd)
+	ToolExecutionStart  EventType = EventType(agent.ToolExecutionStart)
+	ToolExecutionUpdate EventType = EventType(agent.ToolExecutionUpdate)
+	ToolExecutionEnd    EventType = EventType(agent.ToolExecutionEnd)
 )
 
 // …and the session's own (DESIGN §3.2).

@@ -169,18 +169,7 @@ func TestCrashLosesNothing(t *testing.T) {
 		llmtest.Step{Fault: llmtest.Stall, After: 2, Text: "this answer never ends"},
 	)
 	cmd := exec.Command(os.Args[0], "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m", "-p", "go")
-	cmd.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(srv.Requests()) < 2 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("rally never made its second call")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	startUntilCalls(t, cmd, srv, 2)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	files := sessionFiles(t, home)
@@ -243,24 +232,31 @@ func TestInterruptExits130(t *testing.T) {
 	isolate(t)
 	srv := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.Stall, After: 1, Text: "this answer never ends"})
 	cmd := exec.Command(os.Args[0], "--no-session", "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m", "-p", "go")
-	cmd.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1")
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(srv.Requests()) < 1 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("rally never called the model")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	startUntilCalls(t, cmd, srv, 1)
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "aborted") {
 		t.Errorf("exit %v, stderr %q; want 130 and an abort", err, stderr.String())
+	}
+}
+
+// startUntilCalls starts cmd as the rally command and waits until it has
+// made n calls to srv.
+func startUntilCalls(t *testing.T, cmd *exec.Cmd, srv *llmtest.Server, n int) {
+	t.Helper()
+	cmd.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(srv.Requests()) < n {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("rally made %d model calls, want %d", len(srv.Requests()), n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
