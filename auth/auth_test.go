@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -224,5 +225,22 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAuthIsBelowSession: auth sits beside llm (DESIGN §1); the session's
+// Switcher interface is the session's, and auth satisfies it without
+// importing session, the agent loop or the tools.
+func TestAuthIsBelowSession(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, above := range []string{"session", "agent", "tool"} {
+			if dep == "github.com/rally-agent/rally/"+above || strings.HasPrefix(dep, "github.com/rally-agent/rally/"+above+"/") {
+				t.Errorf("auth depends on %s", dep)
+			}
+		}
 	}
 }

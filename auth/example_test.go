@@ -37,7 +37,7 @@ func ExampleRotation() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := session.New(session.Config{Provider: start.Provider, Model: start.Model, Switcher: rot})
+	s, err := session.New(session.Config{Provider: start.Provider, Model: start.Model, Ref: start.Ref, Switcher: rot})
 	if err != nil {
 		log.Fatal(err)
 	}

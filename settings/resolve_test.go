@@ -49,6 +49,13 @@ func TestDefaultPolicyIsRetryDefault(t *testing.T) {
 	if !s.RetryPolicy("openai").Disabled {
 		t.Error("retry.enabled false does not disable the policy")
 	}
+	s.Retry.Streaming = StreamBeforeOutput
+	if !s.RetryPolicy("openai").BeforeOutput {
+		t.Error("retry.streaming beforeOutput is not the policy's BeforeOutput")
+	}
+	if m := s.MaxRetriesByProvider(); len(m) != 0 {
+		t.Errorf("the built-in providers set no maxRetries of their own, got %v", m)
+	}
 }
 
 func TestResolve(t *testing.T) {

@@ -286,7 +286,7 @@ func useAuth(ctx context.Context, cfg *session.Config, a authRun) (*auth.Rotatio
 	if start.Model.Provider != a.target.Provider {
 		fmt.Fprintf(a.stderr, "rally: every credential of %s is blocked by a usage limit (see rally auth list); using fallback %s\n", a.target.Provider, start.Name)
 	}
-	cfg.Provider, cfg.Model, cfg.Switcher = start.Provider, start.Model, rot
+	cfg.Provider, cfg.Model, cfg.Ref, cfg.Switcher = start.Provider, start.Model, start.Ref, rot
 	return rot, nil
 }
 

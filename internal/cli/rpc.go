@@ -131,7 +131,7 @@ func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 // provider that has a credential (or needs none), from the built-in
 // catalog and the settings.
 func (b *rpcBackend) models() []llm.Model {
-	out := []llm.Model{b.current().sess.Model()}
+	out := []llm.Model{b.current().sess.State().Model}
 	conf, err := b.conf()
 	if err != nil {
 		b.log.Warn("rpc: get_available_models: settings", "err", err)
@@ -195,26 +195,25 @@ func usable(name string, own bool, p settings.Provider, file *auth.File) bool {
 // rotates credentials gets it from its rotation (which keeps track of the
 // key in use); a session started on sim has none, and takes the first
 // usable credential.
-func (b *rpcBackend) connect(ctx context.Context, m llm.Model) (llm.Provider, llm.Model, error) {
+func (b *rpcBackend) connect(ctx context.Context, m llm.Model) (llm.Target, error) {
 	if rot := b.current().rot; rot != nil {
-		t, err := rot.Start(ctx, m.Provider, m.ID)
-		return t.Provider, t.Model, err
+		return rot.Start(ctx, m.Provider, m.ID)
 	}
 	conf, err := b.conf()
 	if err != nil {
-		return nil, llm.Model{}, err
+		return llm.Target{}, err
 	}
 	t := conf.target
 	if m.Provider != t.Provider {
 		if t, err = conf.st.Resolve(settings.Overrides{Provider: m.Provider}, os.Getenv); err != nil {
-			return nil, llm.Model{}, err
+			return llm.Target{}, err
 		}
 	}
 	t.Model = m.ID
 	cfg := session.Config{Model: m}
 	a := authRun{home: b.home, st: conf.st, target: t, getenv: os.Getenv, now: time.Now, log: b.log, stderr: b.s.err, fleet: b.current().fleet}
 	if _, err := useAuth(ctx, &cfg, a); err != nil {
-		return nil, llm.Model{}, err
+		return llm.Target{}, err
 	}
-	return cfg.Provider, cfg.Model, nil
+	return llm.Target{Provider: cfg.Provider, Model: cfg.Model, Ref: cfg.Ref}, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
 	"github.com/spf13/cobra"
 )
@@ -130,10 +131,20 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
 	unsubscribe()
 	out.finish(err)
-	if err != nil {
+	return runFailed(err)
+}
+
+// runFailed is the exit status of a run's error: 130 when the user
+// interrupted it (the session wraps context.Canceled), else 1.
+func runFailed(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled):
+		return &exitError{130, err}
+	default:
 		return &exitError{1, err}
 	}
-	return nil
 }
 
 // outputter renders session events.
@@ -145,7 +156,7 @@ type outputter interface {
 // runEnv is everything a run needs, built from settings and flags.
 type runEnv struct {
 	sess    *session.Session
-	journal *session.Journal
+	journal *journal.Journal
 	// rot picks credentials and fallback models (nil for sim); a
 	// set_model can go through rot.Start to get a usable key.
 	rot *auth.Rotation
@@ -204,7 +215,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	env.home, env.log = home, logger
 
 	cwd, _ := os.Getwd()
-	pol := st.RetryPolicy(target.Provider)
+	pol := st.RetryPolicy("") // each provider's own maxRetries: ProviderMaxRetries
 	maxTurns := st.Agent.MaxTurns
 	if f.maxTurns > 0 {
 		maxTurns = f.maxTurns
@@ -212,13 +223,13 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	tools := newTools(home, cwd, st, os.Environ())
 	env.closers = append(env.closers, tools.stop)
 	cfg := session.Config{
-		Model:     model,
-		System:    systemPrompt(cwd),
-		Tools:     tools.tools,
-		MaxTurns:  maxTurns,
-		Retry:     &pol,
-		Streaming: st.Retry.Streaming,
-		Log:       logger,
+		Model:              model,
+		System:             systemPrompt(cwd),
+		Tools:              tools.tools,
+		MaxTurns:           maxTurns,
+		Retry:              &pol,
+		ProviderMaxRetries: st.MaxRetriesByProvider(),
+		Log:                logger,
 		Compaction: session.CompactionConfig{
 			ThresholdPercent: st.Compaction.ThresholdPercent,
 			KeepRecentTokens: st.Compaction.KeepRecentTokens,
@@ -261,25 +272,25 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config)
 	}
 	dir := f.sessionDir
 	if dir == "" {
-		dir = session.Dir(home, cwd)
+		dir = journal.Dir(home, cwd)
 	}
 	path := f.file
 	if path == "" && f.cont {
-		latest, err := session.Latest(dir)
+		latest, err := journal.Latest(dir)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		path = latest
 	}
-	var j *session.Journal
+	var j *journal.Journal
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
-			jj, loaded, err := session.OpenJournal(path)
+			jj, loaded, err := journal.Open(path)
 			if err != nil {
 				return &exitError{2, err}
 			}
 			j = jj
-			cfg.Messages, cfg.MessageIDs, cfg.Name = loaded.Messages, loaded.IDs, loaded.Name
+			cfg.Resume = loaded
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
@@ -288,7 +299,7 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config)
 		if f.file != "" {
 			dir = filepath.Dir(f.file)
 		}
-		jj, err := session.NewJournal(dir, cwd)
+		jj, err := journal.Create(dir, cwd)
 		if err != nil {
 			return err
 		}

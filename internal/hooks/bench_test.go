@@ -4,9 +4,9 @@ package hooks
 
 import (
 	"context"
+	"github.com/rally-agent/rally/session"
 	"testing"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/settings"
 )
@@ -16,14 +16,14 @@ import (
 // message_update), and for one whose hook's queue is full (encoded, then
 // dropped).
 func BenchmarkHandle(b *testing.B) {
-	stuck := settings.Hook{On: []string{agent.MessageUpdate}, Command: []string{"sh", "-c", "sleep 30"}, TimeoutMs: 60000}
+	stuck := settings.Hook{On: []string{string(session.MessageUpdate)}, Command: []string{"sh", "-c", "sleep 30"}, TimeoutMs: 60000}
 	msg := &llm.Message{Role: llm.Assistant, Content: []llm.Content{llm.Text("a partial answer of a few words")}}
-	update := Event{Type: agent.MessageUpdate, Message: msg, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "words", Partial: msg}}
+	update := Event{Type: session.MessageUpdate, Message: msg, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "words", Partial: msg}}
 	for _, bc := range []struct {
 		name  string
 		hooks []settings.Hook
 	}{
-		{"unmatched", []settings.Hook{{On: []string{agent.AutoRetryEnd}, Command: []string{"true"}}}},
+		{"unmatched", []settings.Hook{{On: []string{string(session.AutoRetryEnd)}, Command: []string{"true"}}}},
 		{"queue-full", []settings.Hook{stuck}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/rally-agent/rally/rpc/wire"
+	"github.com/rally-agent/rally/session"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -17,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/internal/proctest"
 	"github.com/rally-agent/rally/settings"
 )
@@ -64,7 +65,7 @@ func hook(timeout time.Duration, argv []string, on ...string) settings.Hook {
 }
 
 func retryEnd(attempt int) Event {
-	return Event{Type: agent.AutoRetryEnd, Attempt: attempt, FinalError: "boom"}
+	return Event{Type: session.AutoRetryEnd, Attempt: attempt, FinalError: "boom"}
 }
 
 func closeNow(t *testing.T, r *Runner) {
@@ -79,12 +80,12 @@ func TestEventOnStdinAndEnvironment(t *testing.T) {
 	sh := script(t, dir, "h", `cat > "$1/stdin"; env > "$1/env"`)
 	env := []string{"PATH=" + os.Getenv("PATH"), "KEEP=1", "RALLY_EVENT=stale", "RALLY_SESSION_FILE=/stale"}
 	r := New(Config{
-		Hooks: []settings.Hook{hook(5*time.Second, []string{sh, dir}, agent.AutoRetryEnd)},
+		Hooks: []settings.Hook{hook(5*time.Second, []string{sh, dir}, string(session.AutoRetryEnd))},
 		Grace: 10 * time.Second,
 		Env:   env,
 	})
 	e := retryEnd(3)
-	r.Handle(Source{ID: "sid", File: "/s/f.jsonl"}, Event{Type: agent.AgentStart}) // no hook runs on it
+	r.Handle(Source{ID: "sid", File: "/s/f.jsonl"}, Event{Type: session.AgentStart}) // no hook runs on it
 	r.Handle(Source{ID: "sid", File: "/s/f.jsonl"}, e)
 	closeNow(t, r)
 
@@ -92,7 +93,7 @@ func TestEventOnStdinAndEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := json.Marshal(e)
+	want := wire.AppendEvent(nil, e) // the line --mode json writes
 	if string(got) != string(want)+"\n" {
 		t.Errorf("stdin %q\nwant  %q", got, want)
 	}
@@ -121,7 +122,7 @@ func TestOrderPerHook(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	sh := script(t, dir, "h", `cat >> "$1"`)
-	r := New(Config{Hooks: []settings.Hook{hook(5*time.Second, []string{sh, out}, agent.AutoRetryEnd)}, Grace: 30 * time.Second})
+	r := New(Config{Hooks: []settings.Hook{hook(5*time.Second, []string{sh, out}, string(session.AutoRetryEnd))}, Grace: 30 * time.Second})
 	const n = 20
 	for i := 1; i <= n; i++ {
 		r.Handle(Source{}, retryEnd(i))
@@ -152,11 +153,11 @@ while [ ! -e "$1/go" ]; do sleep 0.005; done
 echo "end $2" >> "$1/log"`)
 	var hooks []settings.Hook
 	for i := range 5 {
-		hooks = append(hooks, hook(20*time.Second, []string{sh, dir, strconv.Itoa(i)}, agent.AgentSettled))
+		hooks = append(hooks, hook(20*time.Second, []string{sh, dir, strconv.Itoa(i)}, string(session.AgentSettled)))
 	}
 	r := New(Config{Hooks: hooks, MaxProcs: 2, Grace: 30 * time.Second})
 	started := func() int { m, _ := filepath.Glob(filepath.Join(dir, "started.*")); return len(m) }
-	r.Handle(Source{}, Event{Type: agent.AgentSettled})
+	r.Handle(Source{}, Event{Type: session.AgentSettled})
 	proctest.Wait(t, "two hooks running and three waiting", func() bool { return started() == 2 && r.queued.Load() == 3 })
 	if n := started(); n != 2 {
 		t.Fatalf("%d hooks started with room for 2", n)
@@ -189,13 +190,13 @@ while [ ! -e "$1/go" ]; do sleep 0.005; done`)
 	var mu sync.Mutex
 	var reported []*Error
 	r := New(Config{
-		Hooks:     []settings.Hook{hook(20*time.Second, []string{sh, dir}, agent.AutoRetryStart)},
+		Hooks:     []settings.Hook{hook(20*time.Second, []string{sh, dir}, string(session.AutoRetryStart))},
 		QueueLen:  2,
 		Grace:     30 * time.Second,
 		Log:       lg,
 		OnFailure: func(e *Error) { mu.Lock(); reported = append(reported, e); mu.Unlock() },
 	})
-	start := Event{Type: agent.AutoRetryStart}
+	start := Event{Type: session.AutoRetryStart}
 	r.Handle(Source{}, start)
 	proctest.Wait(t, "the first run", func() bool { return exists(filepath.Join(dir, "started")) })
 	for range 9 { // 2 fit in the queue, 7 do not
@@ -226,12 +227,12 @@ func TestFailureIsLoggedAndReported(t *testing.T) {
 	lg, logs := newLog()
 	got := make(chan *Error, 1)
 	r := New(Config{
-		Hooks:     []settings.Hook{hook(5*time.Second, []string{sh}, agent.AgentSettled), hook(5*time.Second, []string{filepath.Join(dir, "missing")}, agent.AgentSettled)},
+		Hooks:     []settings.Hook{hook(5*time.Second, []string{sh}, string(session.AgentSettled)), hook(5*time.Second, []string{filepath.Join(dir, "missing")}, string(session.AgentSettled))},
 		Grace:     10 * time.Second,
 		Log:       lg,
 		OnFailure: func(e *Error) { got <- e },
 	})
-	r.Handle(Source{}, Event{Type: agent.AgentSettled})
+	r.Handle(Source{}, Event{Type: session.AgentSettled})
 	var errs []string
 	for range 2 {
 		errs = append(errs, (<-got).Error())
@@ -252,9 +253,9 @@ func TestFailureIsLoggedAndReported(t *testing.T) {
 func TestTimeoutKillsTheGroup(t *testing.T) {
 	dir := t.TempDir()
 	sh := script(t, dir, "h", `sleep 10 & echo $! > "$1/child"; wait`)
-	r := New(Config{Hooks: []settings.Hook{hook(200*time.Millisecond, []string{sh, dir}, agent.AgentSettled)}})
+	r := New(Config{Hooks: []settings.Hook{hook(200*time.Millisecond, []string{sh, dir}, string(session.AgentSettled))}})
 	defer r.Close(context.Background())
-	res := r.Test(context.Background(), Source{}, Event{Type: agent.AgentSettled})
+	res := r.Test(context.Background(), Source{}, Event{Type: session.AgentSettled})
 	if len(res) != 1 || res[0].Err == nil || !errors.Is(res[0].Err, ErrTimeout) {
 		t.Fatalf("results %+v, want a timeout", res)
 	}
@@ -279,8 +280,8 @@ func TestCloseGrace(t *testing.T) {
 	t.Run("finishes", func(t *testing.T) {
 		dir := t.TempDir()
 		sh := script(t, dir, "h", `sleep 0.2; touch "$1/done"`)
-		r := New(Config{Hooks: []settings.Hook{hook(5*time.Second, []string{sh, dir}, agent.AgentSettled)}, Grace: 20 * time.Second})
-		r.Handle(Source{}, Event{Type: agent.AgentSettled})
+		r := New(Config{Hooks: []settings.Hook{hook(5*time.Second, []string{sh, dir}, string(session.AgentSettled))}, Grace: 20 * time.Second})
+		r.Handle(Source{}, Event{Type: session.AgentSettled})
 		closeNow(t, r)
 		if !exists(filepath.Join(dir, "done")) {
 			t.Error("Close returned before the hook finished")
@@ -290,9 +291,9 @@ func TestCloseGrace(t *testing.T) {
 		dir := t.TempDir()
 		sh := script(t, dir, "h", `echo $$ > "$1/pid"; sleep 10`)
 		lg, logs := newLog()
-		r := New(Config{Hooks: []settings.Hook{hook(60*time.Second, []string{sh, dir}, agent.AgentSettled)}, Grace: 100 * time.Millisecond, Log: lg})
-		r.Handle(Source{}, Event{Type: agent.AgentSettled})
-		r.Handle(Source{}, Event{Type: agent.AgentSettled}) // queued behind it
+		r := New(Config{Hooks: []settings.Hook{hook(60*time.Second, []string{sh, dir}, string(session.AgentSettled))}, Grace: 100 * time.Millisecond, Log: lg})
+		r.Handle(Source{}, Event{Type: session.AgentSettled})
+		r.Handle(Source{}, Event{Type: session.AgentSettled}) // queued behind it
 		proctest.Wait(t, "the hook to start", func() bool { return exists(filepath.Join(dir, "pid")) })
 		begin := time.Now()
 		err := r.Close(context.Background())
@@ -307,7 +308,7 @@ func TestCloseGrace(t *testing.T) {
 		if !strings.Contains(logs.String(), "1 running hook(s) killed") {
 			t.Errorf("log: %s", logs)
 		}
-		r.Handle(Source{}, Event{Type: agent.AgentSettled}) // after Close: ignored, no panic
+		r.Handle(Source{}, Event{Type: session.AgentSettled}) // after Close: ignored, no panic
 	})
 }
 

@@ -1,4 +1,9 @@
-package agent
+// Package wire is the JSON form of session events: the lines of rally's
+// RPC and JSON output modes, shaped as the pi coding agent's RPC protocol
+// writes them (DESIGN §6.2, §6.3). AppendEvent writes one event line and
+// DecodeEvent reads one back; the RPC server and client, the JSON output
+// mode and hooks all use these two, so the wire shape exists once.
+package wire
 
 import (
 	"bytes"
@@ -8,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/tool"
 )
 
@@ -21,15 +27,15 @@ import (
 // JSON.stringify leaves them); U+2028 and U+2029 stay escaped so that line
 // readers that split on them cannot break a line.
 
-// AppendJSON appends the event's wire form (one JSON object, no newline)
-// to b.
-func (e Event) AppendJSON(b []byte) []byte {
+// AppendEvent appends the event's wire form (one JSON object, no newline)
+// to b and returns the extended buffer.
+func AppendEvent(b []byte, e session.Event) []byte {
 	b = append(b, '{')
 	switch e.Type {
-	case MessageStart, MessageEnd, MessageDiscarded:
+	case session.MessageStart, session.MessageEnd, session.MessageDiscarded:
 		b = append(b, `"message":`...)
 		b = appendMessage(b, e.Message)
-	case MessageUpdate:
+	case session.MessageUpdate:
 		b = append(b, `"assistantMessageEvent":`...)
 		var ps, pe int
 		b, ps, pe = appendStreamEvent(b, e.Assistant)
@@ -41,40 +47,40 @@ func (e Event) AppendJSON(b []byte) []byte {
 		} else {
 			b = appendMessage(b, e.Message)
 		}
-	case AgentEnd:
+	case session.AgentEnd:
 		b = append(b, `"messages":`...)
 		b = appendMessages(b, e.Messages)
 		b = append(b, `,"type":`...)
-		b = appendString(b, e.Type)
+		b = appendString(b, string(e.Type))
 		b = append(b, `,"willRetry":`...)
 		b = strconv.AppendBool(b, e.WillRetry)
 		return append(b, '}')
-	case TurnEnd:
+	case session.TurnEnd:
 		b = append(b, `"message":`...)
 		b = appendMessage(b, e.Message)
 		b = append(b, `,"toolResults":`...)
 		b = appendMessages(b, e.ToolResults)
-	case ToolExecutionStart, ToolExecutionUpdate:
+	case session.ToolExecutionStart, session.ToolExecutionUpdate:
 		b = append(b, `"args":`...)
 		b = appendRaw(b, e.Args, "{}")
-		if e.Type == ToolExecutionUpdate {
+		if e.Type == session.ToolExecutionUpdate {
 			b = append(b, `,"partialResult":`...)
 			b = appendResult(b, e.Result)
 		}
 		b = appendToolIDs(b, e)
-	case ToolExecutionEnd:
+	case session.ToolExecutionEnd:
 		b = append(b, `"isError":`...)
 		b = strconv.AppendBool(b, e.IsError)
 		b = append(b, `,"result":`...)
 		b = appendResult(b, e.Result)
 		b = appendToolIDs(b, e)
-	case AutoRetryStart:
+	case session.AutoRetryStart:
 		b = append(b, `"attempt":`...)
 		b = strconv.AppendInt(b, int64(e.Attempt), 10)
 		b = append(b, `,"delayMs":`...)
 		b = strconv.AppendInt(b, e.DelayMs, 10)
 		b = append(b, `,"errorClass":`...)
-		b = appendString(b, e.ErrorClass)
+		b = appendString(b, e.ErrorClass.String())
 		b = append(b, `,"errorMessage":`...)
 		b = appendString(b, e.ErrorMessage)
 		b = append(b, `,"maxAttempts":`...)
@@ -83,7 +89,7 @@ func (e Event) AppendJSON(b []byte) []byte {
 			b = append(b, `,"switchedTo":`...)
 			b = appendString(b, e.SwitchedTo)
 		}
-	case AutoRetryEnd:
+	case session.AutoRetryEnd:
 		b = append(b, `"attempt":`...)
 		b = strconv.AppendInt(b, int64(e.Attempt), 10)
 		if !e.Success {
@@ -92,10 +98,10 @@ func (e Event) AppendJSON(b []byte) []byte {
 		}
 		b = append(b, `,"success":`...)
 		b = strconv.AppendBool(b, e.Success)
-	case CompactionStart:
+	case session.CompactionStart:
 		b = append(b, `"reason":`...)
-		b = appendString(b, e.Reason)
-	case CompactionEnd:
+		b = appendString(b, string(e.Reason))
+	case session.CompactionEnd:
 		b = append(b, `"aborted":`...)
 		b = strconv.AppendBool(b, e.Aborted)
 		if e.ErrorMessage != "" {
@@ -103,25 +109,25 @@ func (e Event) AppendJSON(b []byte) []byte {
 			b = appendString(b, e.ErrorMessage)
 		}
 		b = append(b, `,"reason":`...)
-		b = appendString(b, e.Reason)
+		b = appendString(b, string(e.Reason))
 		b = append(b, `,"result":`...)
-		b = appendAny(b, e.Compaction)
+		b = appendCompaction(b, e.Compaction)
 		b = append(b, `,"type":`...)
-		b = appendString(b, e.Type)
+		b = appendString(b, string(e.Type))
 		b = append(b, `,"willRetry":`...)
 		b = strconv.AppendBool(b, e.WillRetry)
 		return append(b, '}')
 	default:
 		b = append(b, `"type":`...)
-		b = appendString(b, e.Type)
+		b = appendString(b, string(e.Type))
 		return append(b, '}')
 	}
 	b = append(b, `,"type":`...)
-	b = appendString(b, e.Type)
+	b = appendString(b, string(e.Type))
 	return append(b, '}')
 }
 
-func appendToolIDs(b []byte, e Event) []byte {
+func appendToolIDs(b []byte, e session.Event) []byte {
 	b = append(b, `,"toolCallId":`...)
 	b = appendString(b, e.ToolCallID)
 	b = append(b, `,"toolName":`...)
@@ -139,8 +145,20 @@ func appendResult(b []byte, r *tool.Result) []byte {
 	return append(b, '}')
 }
 
-// MarshalJSON writes the event in its wire shape.
-func (e Event) MarshalJSON() ([]byte, error) { return e.AppendJSON(nil), nil }
+// appendCompaction writes a compaction result in the shape of the
+// reference protocol's CompactionResult.
+func appendCompaction(b []byte, r *session.CompactionResult) []byte {
+	if r == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"summary":`...)
+	b = appendString(b, r.Summary)
+	b = append(b, `,"firstKeptEntryId":`...)
+	b = appendString(b, r.FirstKeptEntryID)
+	b = append(b, `,"tokensBefore":`...)
+	b = strconv.AppendInt(b, int64(r.TokensBefore), 10)
+	return append(b, '}')
+}
 
 // appendStreamEvent writes an llm.Event as json.Marshal would; ps:pe are
 // the bytes of its partial message (empty when it has none).
@@ -308,19 +326,6 @@ func compact(b, raw []byte) ([]byte, error) {
 	buf := bytes.NewBuffer(b)
 	err := json.Compact(buf, raw)
 	return buf.Bytes(), err
-}
-
-// appendAny is the slow path for values of unknown type (a compaction
-// result); a value that cannot be encoded is written as null.
-func appendAny(b []byte, v any) []byte {
-	if v == nil {
-		return append(b, "null"...)
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return append(b, "null"...)
-	}
-	return append(b, out...)
 }
 
 // appendFloat formats like encoding/json: shortest representation,

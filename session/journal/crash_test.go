@@ -1,4 +1,4 @@
-package session
+package journal
 
 import (
 	"bufio"
@@ -25,7 +25,7 @@ const jCrashEnv = "RALLY_JOURNAL_CRASH_CHILD_DIR"
 // kill can land inside a write, and prints each entry id once its write
 // has returned.
 func jCrashChild(dir string) {
-	j, err := NewJournal(dir, "/crash")
+	j, err := Create(dir, "/crash")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(3)
@@ -89,7 +89,7 @@ func TestJournalCrash(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		j, ld, err := OpenJournal(path)
+		j, ld, err := Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestJournalCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		j.Close()
-		ld2, err := LoadJournal(path)
+		ld2, err := Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +128,7 @@ func TestJournalCrash(t *testing.T) {
 // TestJournalConcurrent appends from many goroutines: every entry lands on
 // a line of its own and the chain follows the file order.
 func TestJournalConcurrent(t *testing.T) {
-	j, err := NewJournal(t.TempDir(), "/p")
+	j, err := Create(t.TempDir(), "/p")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestJournalConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 	j.Close()
-	ld, err := LoadJournal(j.Path())
+	ld, err := Load(j.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestLatest(t *testing.T) {
 	dir := t.TempDir()
 	var last string
 	for range 3 {
-		j, err := NewJournal(dir, "/p")
+		j, err := Create(dir, "/p")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +244,7 @@ func TestLatest(t *testing.T) {
 }
 
 func BenchmarkAppendMessage(b *testing.B) {
-	j, err := NewJournal(b.TempDir(), "/p")
+	j, err := Create(b.TempDir(), "/p")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -256,5 +256,29 @@ func BenchmarkAppendMessage(b *testing.B) {
 		if _, err := j.AppendMessage(m, false); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestList(t *testing.T) {
+	dir := t.TempDir()
+	names := []string{"2026-01-02T00-00-00-000Z_b.jsonl", "2026-01-01T00-00-00-000Z_a.jsonl", "2026-01-03T00-00-00-000Z_c.jsonl", "notes.txt", "2026-01-04_bad.jsonl"}
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, names[2]), filepath.Join(dir, names[0]), filepath.Join(dir, names[1])}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("List = %v, want %v", got, want)
+	}
+	if latest, err := Latest(dir); err != nil || latest != want[0] {
+		t.Errorf("Latest = %q %v, want List's first", latest, err)
+	}
+	if got, err := List(filepath.Join(dir, "none")); err != nil || len(got) != 0 {
+		t.Errorf("List of a missing dir = %v %v", got, err)
 	}
 }

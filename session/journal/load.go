@@ -1,4 +1,4 @@
-package session
+package journal
 
 import (
 	"bufio"
@@ -74,6 +74,11 @@ const (
 	branchSuffix     = "</summary>"
 )
 
+// SummaryText is the user message that a compaction summary stands in for
+// in the model's context, worded as pi words it, so that either tool
+// resumes the other's sessions.
+func SummaryText(summary string) string { return compactionPrefix + summary + compactionSuffix }
+
 // entryFields are the fields of every entry type that loading needs.
 type entryFields struct {
 	Type      string          `json:"type"`
@@ -95,7 +100,7 @@ type entryFields struct {
 	Content json.RawMessage `json:"content"`
 }
 
-// readResult is what readJournal found, for OpenJournal to continue from.
+// readResult is what readJournal found, for Open to continue from.
 type readResult struct {
 	loaded *Loaded
 	leaf   string
@@ -126,7 +131,7 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 		line, complete, err := readJournalLine(br, buf[:0])
 		buf = line
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("session: read %s: %w", path, err)
+			return nil, fmt.Errorf("journal: read %s: %w", path, err)
 		}
 		if len(line) == 0 && !complete {
 			break // end of file
@@ -142,7 +147,7 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 		}
 		if !header {
 			if err := r.header(n, line); err != nil {
-				return nil, fmt.Errorf("session: open %s: line %d: %w", path, n, err)
+				return nil, fmt.Errorf("journal: open %s: line %d: %w", path, n, err)
 			}
 			header = true
 			continue
@@ -150,7 +155,7 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 		r.entry(n, line, complete, res.ids)
 	}
 	if !header {
-		return nil, fmt.Errorf("session: open %s: line 1: no session header (empty file)", path)
+		return nil, fmt.Errorf("journal: open %s: line 1: no session header (empty file)", path)
 	}
 	if k := len(r.ld.Entries); k > 0 {
 		res.leaf = r.ld.Entries[k-1].ID
@@ -307,7 +312,7 @@ func (r *journalReader) context() {
 	c := r.fields[ci]
 	r.push(llm.Message{
 		Role:      llm.User,
-		Content:   []llm.Content{llm.Text(compactionPrefix + c.Summary + compactionSuffix)},
+		Content:   []llm.Content{llm.Text(SummaryText(c.Summary))},
 		Timestamp: unixMilli(ld.Entries[ci].Timestamp),
 	}, "")
 	kept := false
@@ -413,7 +418,7 @@ func (r *journalReader) contextMessage(e *Entry, f *entryFields) (llm.Message, b
 			Summary string `json:"summary"`
 		}
 		json.Unmarshal(f.Message, &s)
-		text := compactionPrefix + s.Summary + compactionSuffix
+		text := SummaryText(s.Summary)
 		if m.Role == "branchSummary" {
 			text = branchPrefix + s.Summary + branchSuffix
 		}

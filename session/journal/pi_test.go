@@ -1,4 +1,4 @@
-package session
+package journal
 
 import (
 	"os"
@@ -55,7 +55,7 @@ func TestJournalPiSession(t *testing.T) {
 	if err := os.WriteFile(p, []byte(jPiSession), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	j, ld, err := OpenJournal(p)
+	j, ld, err := Open(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestJournalPiSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.Close()
-	ld, err = LoadJournal(p)
+	ld, err = Load(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestJournalPiVersion1(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "s.jsonl")
 			os.WriteFile(p, []byte(tc.file), 0o600)
-			j, ld, err := OpenJournal(p)
+			j, ld, err := Open(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestJournalPiVersion1(t *testing.T) {
 			// An append continues, and the file reads the same afterwards.
 			j.AppendMessage(jUser("u4", 7), false)
 			j.Close()
-			ld, err = LoadJournal(p)
+			ld, err = Load(p)
 			if got := jTexts(ld.Messages); err != nil || !cmp.Equal(got, append(tc.want, "u4")) {
 				t.Errorf("after append: %q, %v", got, err)
 			}

@@ -1,4 +1,4 @@
-package session
+package journal
 
 import (
 	"encoding/json"
@@ -118,7 +118,7 @@ func TestJournalRoundTrip(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "s")
 			start := time.Now().Add(-time.Second)
-			j, err := NewJournal(dir, "/home/me/proj")
+			j, err := Create(dir, "/home/me/proj")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -146,7 +146,7 @@ func TestJournalRoundTrip(t *testing.T) {
 			if err := j.Close(); err != nil {
 				t.Fatal(err)
 			}
-			j2, ld, err := OpenJournal(j.Path())
+			j2, ld, err := Open(j.Path())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -207,7 +207,7 @@ func TestJournalRoundTrip(t *testing.T) {
 // TestJournalWireShape checks the bytes pi's tools read.
 func TestJournalWireShape(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
-	j, err := NewJournal(dir, "/w")
+	j, err := Create(dir, "/w")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestJournalDamaged(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			j, err := NewJournal(t.TempDir(), "/p")
+			j, err := Create(t.TempDir(), "/p")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -339,7 +339,7 @@ func TestJournalDamaged(t *testing.T) {
 			if err := os.WriteFile(j.Path(), []byte(tc.damage(lines)), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			j2, ld, err := OpenJournal(j.Path())
+			j2, ld, err := Open(j.Path())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -351,7 +351,7 @@ func TestJournalDamaged(t *testing.T) {
 				t.Fatal(err)
 			}
 			j2.Close()
-			ld, err = LoadJournal(j.Path())
+			ld, err = Load(j.Path())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -413,23 +413,23 @@ func TestJournalHeaderErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "x.jsonl")
 			os.WriteFile(p, []byte(tc.content), 0o600)
-			_, _, err := OpenJournal(p)
-			if err == nil || !strings.HasPrefix(err.Error(), "session: open "+p+": "+tc.want) {
-				t.Errorf("err %v, want prefix %q", err, "session: open "+p+": "+tc.want)
+			_, _, err := Open(p)
+			if err == nil || !strings.HasPrefix(err.Error(), "journal: open "+p+": "+tc.want) {
+				t.Errorf("err %v, want prefix %q", err, "journal: open "+p+": "+tc.want)
 			}
-			if _, err2 := LoadJournal(p); err2 == nil || err2.Error() != err.Error() {
-				t.Errorf("LoadJournal: %v, want %v", err2, err)
+			if _, err2 := Load(p); err2 == nil || err2.Error() != err.Error() {
+				t.Errorf("Load: %v, want %v", err2, err)
 			}
 		})
 	}
-	_, _, err := OpenJournal(filepath.Join(t.TempDir(), "missing.jsonl"))
-	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "session: open ") {
+	_, _, err := Open(filepath.Join(t.TempDir(), "missing.jsonl"))
+	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), "journal: open ") {
 		t.Errorf("missing file: %v", err)
 	}
 }
 
 func TestJournalClose(t *testing.T) {
-	j, err := NewJournal(t.TempDir(), "/p")
+	j, err := Create(t.TempDir(), "/p")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,7 +450,7 @@ func TestJournalClose(t *testing.T) {
 // TestJournalLongLine checks that a message far above any usual buffer
 // size survives the round trip.
 func TestJournalLongLine(t *testing.T) {
-	j, err := NewJournal(t.TempDir(), "/p")
+	j, err := Create(t.TempDir(), "/p")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func TestJournalLongLine(t *testing.T) {
 	j.AppendMessage(jUser(big, 2), false)
 	j.AppendMessage(jUser("after", 3), false)
 	j.Close()
-	ld, err := LoadJournal(j.Path())
+	ld, err := Load(j.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

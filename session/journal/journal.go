@@ -1,4 +1,7 @@
-package session
+// Package journal is rally's session file (DESIGN §3.5): the pi coding
+// agent's session format, version 3, written by Create and Open and read
+// by Load (for viewers: nothing is opened for writing), Latest and List.
+package journal
 
 // The journal is rally's session file. It follows the pi coding agent's
 // session format, version 3, so pi and the tools written for it read rally's
@@ -122,18 +125,18 @@ func cwdSlug(cwd string) string {
 	return "--" + strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(cwd) + "--"
 }
 
-// NewJournal creates <dir>/<time>_<id>.jsonl and writes its header at once,
+// Create creates <dir>/<time>_<id>.jsonl and writes its header at once,
 // so even a session that ends before its first message is a valid file.
 // dir is created with mode 0700 and the file with 0600: sessions hold
 // prompts, code and tool output.
-func NewJournal(dir, cwd string) (*Journal, error) {
+func Create(dir, cwd string) (*Journal, error) {
 	if !filepath.IsAbs(cwd) {
 		if abs, err := filepath.Abs(cwd); err == nil {
 			cwd = abs
 		}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, fmt.Errorf("journal: %w", err)
 	}
 	now := time.Now().UTC()
 	id := newSessionID()
@@ -143,24 +146,24 @@ func NewJournal(dir, cwd string) (*Journal, error) {
 		Type: "session", Version: journalVersion, ID: id, Timestamp: ts, Cwd: cwd,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("session: create %s: %w", path, err)
+		return nil, fmt.Errorf("journal: create %s: %w", path, err)
 	}
 	// O_EXCL: a name collision must never append to someone else's session.
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, fmt.Errorf("journal: %w", err)
 	}
 	if _, err := f.Write(append(line, '\n')); err != nil {
 		f.Close()
 		os.Remove(path)
-		return nil, fmt.Errorf("session: write %s: %w", path, err)
+		return nil, fmt.Errorf("journal: write %s: %w", path, err)
 	}
 	return &Journal{path: path, id: id, f: f, ids: map[string]struct{}{}}, nil
 }
 
-// OpenJournal opens an existing session file for appending and returns what
+// Open opens an existing session file for appending and returns what
 // it holds. New entries continue the chain from the last entry read.
-func OpenJournal(path string) (*Journal, *Loaded, error) {
+func Open(path string) (*Journal, *Loaded, error) {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
@@ -168,7 +171,7 @@ func OpenJournal(path string) (*Journal, *Loaded, error) {
 	// every write to the end whatever the read offset.
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("session: %w", err)
+		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
 	r, err := readJournal(f, path)
 	if err != nil {
@@ -179,12 +182,12 @@ func OpenJournal(path string) (*Journal, *Loaded, error) {
 	return j, r.loaded, nil
 }
 
-// LoadJournal reads a session file without opening it for writing, for
-// viewers such as the web console.
-func LoadJournal(path string) (*Loaded, error) {
+// Load reads a session file without opening it for writing, for viewers
+// such as the web console.
+func Load(path string) (*Loaded, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("session: %w", err)
+		return nil, fmt.Errorf("journal: %w", err)
 	}
 	defer f.Close()
 	r, err := readJournal(f, path)
@@ -202,7 +205,7 @@ func LoadJournal(path string) (*Loaded, error) {
 func Latest(dir string) (string, error) {
 	d, err := os.Open(dir)
 	if err != nil {
-		return "", fmt.Errorf("session: %w", err)
+		return "", fmt.Errorf("journal: %w", err)
 	}
 	defer d.Close()
 	best := ""
@@ -217,13 +220,32 @@ func Latest(dir string) (string, error) {
 			break
 		}
 		if err != nil {
-			return "", fmt.Errorf("session: %w", err)
+			return "", fmt.Errorf("journal: %w", err)
 		}
 	}
 	if best == "" {
-		return "", fmt.Errorf("session: no session in %s: %w", dir, fs.ErrNotExist)
+		return "", fmt.Errorf("journal: no session in %s: %w", dir, fs.ErrNotExist)
 	}
 	return filepath.Join(dir, best), nil
+}
+
+// List returns the session files in dir, newest first (by name, as
+// Latest), for a viewer to list; a missing dir has none.
+func List(dir string) ([]string, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	var out []string
+	for i := len(des) - 1; i >= 0; i-- { // ReadDir sorts by name
+		if n := des[i].Name(); !des[i].IsDir() && isSessionName(n) {
+			out = append(out, filepath.Join(dir, n))
+		}
+	}
+	return out, nil
 }
 
 // isSessionName reports whether name looks like <file time>_<id>.jsonl.
@@ -285,7 +307,7 @@ func (j *Journal) AppendCompaction(summary, firstKeptID string, tokensBefore int
 func (j *Journal) SetName(name string) error {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return errors.New("session: empty session name")
+		return errors.New("journal: empty session name")
 	}
 	_, err := j.append("session_info", struct {
 		Name string `json:"name"`
@@ -305,7 +327,7 @@ func (j *Journal) Close() error {
 	cerr := j.f.Close()
 	j.f = nil
 	if err := errors.Join(serr, cerr); err != nil {
-		return fmt.Errorf("session: close %s: %w", j.path, err)
+		return fmt.Errorf("journal: close %s: %w", j.path, err)
 	}
 	return nil
 }
@@ -316,12 +338,12 @@ func (j *Journal) append(typ string, body any) (string, error) {
 	// Marshal the body, the large part, before taking the lock.
 	b, err := json.Marshal(body)
 	if err != nil {
-		return "", fmt.Errorf("session: append to %s: %w", j.path, err)
+		return "", fmt.Errorf("journal: append to %s: %w", j.path, err)
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.f == nil {
-		return "", fmt.Errorf("session: append to %s: %w", j.path, os.ErrClosed)
+		return "", fmt.Errorf("journal: append to %s: %w", j.path, os.ErrClosed)
 	}
 	// The id, parent and time are taken under the lock so the chain and the
 	// timestamps follow the order of the lines in the file.
@@ -333,7 +355,7 @@ func (j *Journal) append(typ string, body any) (string, error) {
 	}
 	head, err := json.Marshal(h)
 	if err != nil {
-		return "", fmt.Errorf("session: append to %s: %w", j.path, err)
+		return "", fmt.Errorf("journal: append to %s: %w", j.path, err)
 	}
 	line := make([]byte, 0, len(head)+len(b)+2)
 	if j.torn {
@@ -353,7 +375,7 @@ func (j *Journal) append(typ string, body any) (string, error) {
 		if n > 0 {
 			j.torn = true
 		}
-		return "", fmt.Errorf("session: append to %s: %w", j.path, err)
+		return "", fmt.Errorf("journal: append to %s: %w", j.path, err)
 	}
 	j.torn = false
 	j.ids[id] = struct{}{}
