@@ -2,8 +2,8 @@ package auth
 
 import (
 	"context"
+	"github.com/rally-agent/rally/internal/redact"
 	"log/slog"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,7 +178,7 @@ func (r *Rotation) block(ctx context.Context, from issued, failure retry.Report,
 	for _, c := range creds {
 		secrets = append(secrets, c.Key)
 	}
-	m := Mark{Provider: from.provider, ID: from.cred.ID, Key: Fingerprint(from.cred.Key), Until: r.now().Add(hint), Reason: Redact(failure.Message, secrets...)}
+	m := Mark{Provider: from.provider, ID: from.cred.ID, Key: Fingerprint(from.cred.Key), Until: r.now().Add(hint), Reason: redact.Line(failure.Message, secrets...)}
 	r.local = append(r.local, m)
 	if r.cfg.Marks == nil {
 		return
@@ -249,26 +249,4 @@ func (r *Rotation) blocked(ctx context.Context, provider string) []Mark {
 		}
 	}
 	return marks
-}
-
-// keyShaped matches tokens that look like API keys of the providers rally
-// knows, for text that may echo a key nobody told us about.
-var keyShaped = regexp.MustCompile(`\b(sk-|sk_|gsk_|xai-|AIza|pk-|rk-)[A-Za-z0-9_\-]{8,}`)
-
-// Redact removes the given secrets and anything shaped like an API key
-// from s, and cuts it to one short line: it is what marks store as their
-// reason.
-func Redact(s string, secrets ...string) string {
-	for _, k := range secrets {
-		if len(k) >= 8 {
-			s = strings.ReplaceAll(s, k, "[redacted]")
-		}
-	}
-	s = keyShaped.ReplaceAllString(s, "[redacted]")
-	s = strings.Join(strings.Fields(s), " ")
-	const max = 160
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max]) + "…"
-	}
-	return s
 }

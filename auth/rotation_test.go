@@ -92,7 +92,7 @@ func TestRotationOnUsageLimit(t *testing.T) {
 	}
 
 	// A gets a usage limit with a 5 h reset: marked, and the session moves to B.
-	to, ok := rot.Switch(ctx, start, report(usageLimit("limit reached for "+keyA), 5*time.Hour))
+	to, ok := rot.Switch(ctx, start, report(usageLimit("limit reached for "+keyA+", also echoed in part as zz"+keyA[8:20]+"***"), 5*time.Hour))
 	if got := describe(to, ok); got != "b openai/m 2222" {
 		t.Fatalf("after A's limit: %s", got)
 	}
@@ -101,6 +101,8 @@ func TestRotationOnUsageLimit(t *testing.T) {
 	if len(ms) != 1 || ms[0].ID != "a" || !ms[0].Until.Equal(r.clk.t.Add(5*time.Hour)) || ms[0].Key != Fingerprint(keyA) {
 		t.Fatalf("marks %+v", ms)
 	}
+	// The reason goes through the one redactor (internal/redact): whole and
+	// partial echoes of the key are gone.
 	if strings.Contains(ms[0].Reason, "AAAA") || !strings.Contains(ms[0].Reason, "429") {
 		t.Errorf("reason %q", ms[0].Reason)
 	}

@@ -116,7 +116,7 @@ func (s *Session) keepBudget(m llm.Model) int {
 func cutPoint(msgs []llm.Message, keep int) int {
 	cut, acc, latest := 0, 0, 0
 	for i := len(msgs) - 1; i > 0; i-- {
-		acc += messageTokens(&msgs[i])
+		acc += llm.MessageTokens(&msgs[i])
 		if msgs[i].Role == llm.ToolResult {
 			continue
 		}

@@ -27,7 +27,7 @@ func TestTokenEstimate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := estimateTokens([]llm.Message{tt.m}); got != tt.want {
+			if got := llm.EstimateTokens([]llm.Message{tt.m}); got != tt.want {
 				t.Errorf("estimate %d, want %d", got, tt.want)
 			}
 		})
@@ -72,7 +72,7 @@ func TestOneMeasure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.TokensBefore != before || before != contextTokens(hist) || before < imageTokens {
+	if res.TokensBefore != before || before != contextTokens(hist) || before < llm.ImageTokens {
 		t.Errorf("compaction measured %d, stats %d, contextTokens %d", res.TokensBefore, before, contextTokens(hist))
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/logging"
@@ -108,10 +107,10 @@ func (a authRun) gate(p llm.Provider, provider string, m llm.Model, key string) 
 	}
 }
 
-// estimate is a request's input tokens, by the session's own rule.
+// estimate is a request's input tokens, by the one rule (llm.EstimateTokens).
 func estimate(req *llm.Request) int {
 	sys := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(req.System)}}
-	return session.EstimateTokens(append([]llm.Message{sys}, req.Messages...))
+	return llm.EstimateTokens(append([]llm.Message{sys}, req.Messages...))
 }
 
 func newFleetCmd(s streams) *cobra.Command {
