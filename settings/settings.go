@@ -75,6 +75,14 @@ type Settings struct {
 	Compaction   Compaction          `json:"compaction" jsonschema_description:"Summarising older messages when the context fills up."`
 	Providers    map[string]Provider `json:"providers" jsonschema_description:"Model providers by name. Built-in entries exist for openai, anthropic, google, openrouter, groq, local and sim; an entry with the same name merges over the built-in one."`
 	Hooks        []Hook              `json:"hooks" jsonschema_description:"Commands run for session events, off the hot path."`
+	Tools        Tools               `json:"tools" jsonschema_description:"The built-in tools."`
+}
+
+// Tools is the tools group. The zero Tools asks before no tool.
+type Tools struct {
+	// Confirm names the tools the terminal UI asks y/n about before each
+	// call; empty (the default) asks about none, as the reference agent.
+	Confirm []string `json:"confirm" jsonschema_description:"Tools the terminal UI asks y/n about before each call (e.g. [\"bash\", \"write\"]). Default empty: no tool asks. Print, JSON and RPC modes have no one to ask and run the tools."`
 }
 
 // Agent is the agent loop's group. Zero MaxTurns means no model call at all
@@ -167,6 +175,7 @@ func Default() *Settings {
 		},
 		Providers: Builtin(),
 		Hooks:     []Hook{},
+		Tools:     Tools{Confirm: []string{}},
 	}
 }
 
@@ -211,5 +220,8 @@ func (s *Settings) normalize() {
 	}
 	if s.Hooks == nil {
 		s.Hooks = []Hook{}
+	}
+	if s.Tools.Confirm == nil {
+		s.Tools.Confirm = []string{}
 	}
 }
