@@ -35,7 +35,12 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // Main runs rally with the given arguments and returns the process exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := streams{in: stdin, out: stdout, err: stderr}
+	return execute(streams{in: stdin, out: stdout, err: stderr}, args)
+}
+
+// execute is Main on given streams.
+func execute(s streams, args []string) int {
+	stderr := s.err
 	root := newRoot(s)
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
@@ -93,7 +98,10 @@ func checkArgs(cmd *cobra.Command, args []string) error {
 	}
 	if !strings.ContainsAny(args[0], " \t\n") {
 		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.Name())
-		if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+		if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
 			msg += fmt.Sprintf("; did you mean %q?", sug[0])
 		} else {
 			msg += fmt.Sprintf("; to send it as a prompt: rally -p %q (see rally --help)", strings.Join(args, " "))

@@ -37,6 +37,7 @@ func newEditor(st styles) editor {
 		s := ta.Styles()
 		plain := textarea.StyleState{}
 		s.Focused, s.Blurred = plain, plain
+		s.Cursor.Color = nil
 		ta.SetStyles(s)
 	} else {
 		s := ta.Styles()
@@ -125,6 +126,6 @@ func (e *editor) refreshHint() {
 		return
 	}
 	if c := e.cands(e.ta.Value()); len(c) > 0 {
-		e.hint = strings.Join(c, "  ")
+		e.hint = strings.Join(c, " ")
 	}
 }

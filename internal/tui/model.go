@@ -98,6 +98,7 @@ func New(opts Options) *Model {
 	m.tr = newTranscript(&m.st)
 	m.ed = newEditor(m.st)
 	m.ed.cands = m.candidates
+	m.ed.focus() // Init starts the cursor
 	m.clock = time.Now
 	if m.sess != nil {
 		m.tr.load(m.sess.Messages())
@@ -164,8 +165,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			m.tr.add(block{kind: kError, text: msg.err.Error()})
 		}
-		for _, l := range msg.lines {
-			m.tr.add(block{kind: kInfo, text: l})
+		if len(msg.lines) > 0 {
+			m.tr.add(block{kind: kInfo, text: strings.Join(msg.lines, "\n")})
 		}
 		return m, nil
 	case sessionMsg:

@@ -113,21 +113,29 @@ func (m *Model) loaderLine() string {
 	return fmt.Sprintf("Retrying (%d/%d) in %ds… (esc to cancel)", l.attempt, l.max, m.secondsLeft())
 }
 
-// statusLine is provider/model · context used/window · cost · session ·
-// retry state.
+// statusLine is provider/model · context used/window · cost · retry state
+// · session name. On a narrow terminal the session name goes first, then
+// the cost: the model and the retry state always show.
 func (m *Model) statusLine(w int) string {
 	mod := m.info.Model
-	parts := []string{modelName(mod)}
 	ctx := "ctx " + tokens(m.ctxUsed)
 	if mod.ContextWindow > 0 {
 		ctx += "/" + tokens(mod.ContextWindow)
 	}
-	parts = append(parts, ctx, fmt.Sprintf("$%.4f", m.cost))
-	if m.info.SessionName != "" {
-		parts = append(parts, m.info.SessionName)
+	cost := fmt.Sprintf("$%.4f", m.cost)
+	for _, parts := range [][]string{
+		{modelName(mod), ctx, cost, m.retryState(), m.info.SessionName},
+		{modelName(mod), ctx, cost, m.retryState()},
+		{modelName(mod), ctx, m.retryState()},
+	} {
+		if parts[len(parts)-1] == "" {
+			continue
+		}
+		if line := strings.Join(parts, " · "); lipgloss.Width(line) < w {
+			return " " + line
+		}
 	}
-	parts = append(parts, m.retryState())
-	return clipLine(" "+strings.Join(parts, " · "), w)
+	return clipLine(modelName(mod)+" · "+m.retryState(), w)
 }
 
 func (m *Model) retryState() string {
