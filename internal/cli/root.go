@@ -99,9 +99,9 @@ func checkArgs(cmd *cobra.Command, args []string) error {
 	if !strings.ContainsAny(args[0], " \t\n") {
 		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.Name())
 		if cmd.SuggestionsMinimumDistance <= 0 {
-		cmd.SuggestionsMinimumDistance = 2
-	}
-	if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+			cmd.SuggestionsMinimumDistance = 2
+		}
+		if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
 			msg += fmt.Sprintf("; did you mean %q?", sug[0])
 		} else {
 			msg += fmt.Sprintf("; to send it as a prompt: rally -p %q (see rally --help)", strings.Join(args, " "))
