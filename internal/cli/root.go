@@ -69,6 +69,8 @@ func newRoot(s streams) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
+		// cobra's default, which SuggestionsFor does not fill in itself.
+		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPrompt(cmd, s, &f, args)
 		},
@@ -98,9 +100,6 @@ func checkArgs(cmd *cobra.Command, args []string) error {
 	}
 	if !strings.ContainsAny(args[0], " \t\n") {
 		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.Name())
-		if cmd.SuggestionsMinimumDistance <= 0 {
-			cmd.SuggestionsMinimumDistance = 2
-		}
 		if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
 			msg += fmt.Sprintf("; did you mean %q?", sug[0])
 		} else {
