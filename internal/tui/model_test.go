@@ -589,3 +589,23 @@ func TestResizeRewraps(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamWrapIncremental checks that wrapping a streaming answer delta
+// by delta gives the lines a full wrap gives, at several widths.
+func TestStreamWrapIncremental(t *testing.T) {
+	text := strings.Repeat("Streaming text arrives in small pieces, some mid-word, and\nsometimes a newline; a verylongunbreakablewordthatexceedsthewidthofthescreen too. ", 6)
+	for _, w := range []int{20, 41, 80} {
+		m, _ := testModel(t, Options{})
+		m.Update(tea.WindowSizeMsg{Width: w, Height: 20})
+		ev(m, assistantStartMsg{})
+		for i := 0; i < len(text); i += 7 {
+			ev(m, deltaMsg{text: text[i:min(i+7, len(text))]})
+			m.render()
+		}
+		b := &m.tr.blocks[len(m.tr.blocks)-1]
+		got := strings.Join(b.lines, "\n")
+		if want := wrap(b.text, w); got != want || b.text != text {
+			t.Errorf("width %d: incremental wrap\n%s\nwant\n%s", w, got, want)
+		}
+	}
+}

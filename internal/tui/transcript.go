@@ -42,6 +42,11 @@ type block struct {
 	live bool
 	// msg is the assistant message the block belongs to (for discards).
 	msg int
+	// head is the wrapped text of a live block up to its last newline
+	// (headLen bytes): lines above a newline never change as text streams
+	// in, so a delta re-wraps only the paragraph it lands in.
+	head    []string
+	headLen int
 
 	width int
 	lines []string
@@ -197,6 +202,9 @@ func (t *transcript) window(w, h int) []string {
 	n := 0
 	for i := len(t.blocks) - 1; i >= 0 && n < need; i-- {
 		ls := t.render(&t.blocks[i], w)
+		// Only the part that can reach the window: a long answer
+		// streaming at the bottom is not copied whole for every frame.
+		ls = ls[max(0, len(ls)-(need-n)):]
 		rev = append(rev, ls)
 		n += len(ls) + 1 // a blank line between blocks
 	}
@@ -219,8 +227,26 @@ func (t *transcript) render(b *block, w int) []string {
 	if b.lines != nil && b.width == w {
 		return b.lines
 	}
+	if b.live && b.kind == kAssistant {
+		return t.renderLive(b, w)
+	}
 	b.width = w
 	b.lines = strings.Split(t.renderBlock(b, w), "\n")
+	return b.lines
+}
+
+// renderLive wraps a streaming answer: the finished paragraphs from the
+// cache, the last one anew.
+func (t *transcript) renderLive(b *block, w int) []string {
+	if b.width != w {
+		b.head, b.headLen, b.width = nil, 0, w
+	}
+	if nl := strings.LastIndexByte(b.text, '\n'); nl >= b.headLen {
+		b.head = append(b.head, strings.Split(wrap(b.text[b.headLen:nl], w), "\n")...)
+		b.headLen = nl + 1
+	}
+	tail := strings.Split(wrap(b.text[b.headLen:], w), "\n")
+	b.lines = append(b.head[:len(b.head):len(b.head)], tail...)
 	return b.lines
 }
 
