@@ -57,7 +57,7 @@ func translate(e session.Event, now time.Time) any {
 	case "auto_retry_start":
 		return retryStartMsg{
 			attempt: e.Attempt, max: e.MaxAttempts,
-			until: now.Add(time.Duration(e.DelayMs) * time.Millisecond),
+			at: now, until: now.Add(time.Duration(e.DelayMs) * time.Millisecond),
 			err:   e.ErrorMessage,
 			class: e.ErrorClass, switchedTo: e.SwitchedTo,
 		}

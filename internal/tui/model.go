@@ -82,6 +82,8 @@ type Model struct {
 	// wg counts the prompts and compactions running in commands.
 	wg *sync.WaitGroup
 
+	panicked any // a panic in event handling, to report after the terminal is restored
+
 	confirm  *confirmMsg
 	ctrlC    bool // the last key was a ctrl+c on an empty editor
 	quitting bool
@@ -161,6 +163,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case confirmMsg:
 		m.confirm = &msg
 		return m, nil
+	case panicMsg:
+		m.panicked = msg.v
+		return m, m.quit()
 	case infoMsg:
 		if msg.err != nil {
 			m.tr.add(block{kind: kError, text: msg.err.Error()})

@@ -126,6 +126,12 @@ func TestFinalLines(t *testing.T) {
 			ev(m, assistantStartMsg{})
 			ev(m, messageEndMsg{msg: llm.Message{Role: llm.Assistant, StopReason: llm.Aborted}})
 		}, context.Canceled, "Operation aborted"},
+		{"fail fast on a long reset", func(m *Model) {
+			ev(m, runStartMsg{})
+			ev(m, assistantStartMsg{})
+			ev(m, messageEndMsg{msg: llm.Message{Role: llm.Assistant, StopReason: llm.Error, ErrorMessage: "429 usage limit"}})
+		}, &session.RunError{Reason: "usage limit: resets at 17:00 (in 5h0m), longer than maxDelayMs 1m0s", Err: errors.New("429 usage limit")},
+			"Error: usage limit: resets at 17:00 (in 5h0m), longer than maxDelayMs 1m0s: 429 usage limit"},
 		{"fatal", func(m *Model) {
 			ev(m, runStartMsg{})
 			ev(m, assistantStartMsg{})

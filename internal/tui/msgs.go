@@ -138,3 +138,6 @@ type modelMsg struct {
 	m   llm.Model
 	err error
 }
+
+// panicMsg reports a panic outside bubbletea's own goroutines.
+type panicMsg struct{ v any }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -64,17 +65,22 @@ func needTmux(t *testing.T) {
 
 // pane is rally running in a tmux session of its own server.
 type pane struct {
-	t    *testing.T
-	sock string
+	t         *testing.T
+	sock, dir string
 }
 
 // startRally runs rally with args in a w×h terminal, pointed at srv, with
 // a fresh RALLY_HOME holding settings (JSON, may be "").
 func startRally(t *testing.T, srv *llmtest.Server, w, h int, settings string, args ...string) *pane {
 	t.Helper()
+	return startRallyIn(t, t.TempDir(), srv, w, h, settings, args...)
+}
+
+// startRallyIn is startRally in dir, with RALLY_HOME dir/home.
+func startRallyIn(t *testing.T, dir string, srv *llmtest.Server, w, h int, settings string, args ...string) *pane {
+	t.Helper()
 	needTmux(t)
 	bin := rallyBinary(t)
-	dir := t.TempDir()
 	home := filepath.Join(dir, "home")
 	if err := os.MkdirAll(home, 0o755); err != nil {
 		t.Fatal(err)
@@ -84,15 +90,25 @@ func startRally(t *testing.T, srv *llmtest.Server, w, h int, settings string, ar
 			t.Fatal(err)
 		}
 	}
-	p := &pane{t: t, sock: filepath.Join(dir, "tmux.sock")}
-	argv := []string{"env", "RALLY_HOME=" + home, "HOME=" + home, "NO_COLOR=1", bin,
-		"--api", "openai-completions", "--base-url", srv.URL + "/v1", "--model", "fake-model", "--no-session"}
+	p := &pane{t: t, sock: filepath.Join(dir, "tmux.sock"), dir: dir}
+	argv := append([]string{"env", "RALLY_HOME=" + home, "HOME=" + home, "NO_COLOR=1", bin}, fakeFlags(srv)...)
+	if !slices.Contains(args, "--session") && !slices.Contains(args, "--continue") {
+		argv = append(argv, "--no-session")
+	}
 	argv = append(argv, args...)
-	tm := append([]string{"new-session", "-d", "-s", "rally", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir}, argv...)
+	// After rally exits, the shell records its exit status and the
+	// terminal's modes (TestTmuxQuit), and keeps the pane open.
+	script := `"$@"; echo "exit $?" > exit.txt; stty -a >> exit.txt; exec sleep 600`
+	tm := append([]string{"new-session", "-d", "-s", "rally", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir, "sh", "-c", script, "sh"}, argv...)
 	p.tmux(tm...)
 	t.Cleanup(func() { exec.Command("tmux", "-S", p.sock, "kill-server").Run() })
 	p.waitFor("the editor", func(s string) bool { return strings.Contains(s, "Type a prompt") || strings.Contains(s, "› ") })
 	return p
+}
+
+// fakeFlags point rally at srv.
+func fakeFlags(srv *llmtest.Server) []string {
+	return []string{"--api", "openai-completions", "--base-url", srv.URL + "/v1", "--model", "fake-model"}
 }
 
 func (p *pane) tmux(args ...string) string {
@@ -234,4 +250,70 @@ func widest(s string) int {
 		n = max(n, len([]rune(l)))
 	}
 	return n
+}
+
+// TestTmuxContinue resumes, with --continue, the session print mode
+// wrote in this directory: the UI shows its messages and /session names
+// the file.
+func TestTmuxContinue(t *testing.T) {
+	needTmux(t)
+	srv := llmtest.NewServer(t, llmtest.Step{Text: "Noted: the code word is heliotrope."})
+	dir := t.TempDir()
+	print := exec.Command(rallyBinary(t), append(fakeFlags(srv), "-p", "remember the code word")...)
+	print.Dir, print.Env = dir, append(os.Environ(), "RALLY_HOME="+filepath.Join(dir, "home"))
+	if out, err := print.CombinedOutput(); err != nil {
+		t.Fatalf("print mode: %v\n%s", err, out)
+	}
+	p := startRallyIn(t, dir, srv, 100, 30, "", "--continue")
+	p.waitFor("the resumed messages", func(s string) bool {
+		return strings.Contains(s, "› remember the code word") && strings.Contains(s, "Noted: the code word is heliotrope.")
+	})
+	p.typeLine("/session")
+	s := p.waitText("Messages: 2")
+	if !strings.Contains(s, "Session file: "+filepath.Join(dir, "home", "sessions")) {
+		t.Fatalf("/session:\n%s", s)
+	}
+}
+
+// TestTmuxQuit leaves the UI each way a user does and checks that rally
+// exits 0 with the terminal back in its normal (cooked, echoing) mode and
+// off the alternate screen.
+func TestTmuxQuit(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		keys func(p *pane)
+	}{
+		{"/quit", func(p *pane) { p.typeLine("/quit") }},
+		{"ctrl+d", func(p *pane) { p.keys("C-d") }},
+		{"ctrl+c twice", func(p *pane) { p.keys("C-c"); p.waitText("Press ctrl+c again to quit"); p.keys("C-c") }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := llmtest.NewServer(t)
+			p := startRally(t, srv, 80, 24, "")
+			p.tmux("send-keys", "-t", "rally", "-l", "echo before")
+			p.keys("C-u") // ctrl+u is the editor's, not a quit: the draft goes
+			c.keys(p)
+			var out []byte
+			deadline := time.Now().Add(15 * time.Second)
+			for time.Now().Before(deadline) {
+				if b, err := os.ReadFile(filepath.Join(p.dir, "exit.txt")); err == nil && strings.Contains(string(b), "speed") {
+					out = b
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			got := string(out)
+			if !strings.HasPrefix(got, "exit 0\n") {
+				t.Fatalf("rally did not exit 0: %q\n%s", got, p.screen())
+			}
+			for _, mode := range []string{"icanon", "echo", "isig", "icrnl"} {
+				if !slices.Contains(strings.Fields(got), mode) {
+					t.Errorf("terminal mode %q not restored:\n%s", mode, got)
+				}
+			}
+			if s := p.screen(); strings.Contains(s, "Type a prompt") {
+				t.Errorf("the UI is still on the screen after exit:\n%s", s)
+			}
+		})
+	}
 }

@@ -57,6 +57,14 @@ func Run(ctx context.Context, opts Options, ro RunOptions) (err error) {
 			return func() {}
 		}
 		return sub.Subscribe(func(e session.Event) {
+			defer func() {
+				// bubbletea recovers panics in Update, View and commands;
+				// this goroutine is the session's, so end the UI from here
+				// and let Run restore the terminal and report it.
+				if r := recover(); r != nil {
+					send(panicMsg{r})
+				}
+			}()
 			if msg := translate(e, time.Now()); msg != nil {
 				send(eventMsg{gen: gen, msg: msg})
 			}
@@ -82,6 +90,9 @@ func Run(ctx context.Context, opts Options, ro RunOptions) (err error) {
 
 	_, err = p.Run()
 	m.shutdown()
+	if m.panicked != nil {
+		return fmt.Errorf("tui: panic handling a session event: %v", m.panicked)
+	}
 	if err == tea.ErrProgramKilled && ctx.Err() != nil {
 		return ctx.Err()
 	}
