@@ -49,7 +49,7 @@ func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
 		NoColor:     os.Getenv("NO_COLOR") != "",
 	}
 	err = tui.Run(ctx, opts, tui.RunOptions{Confirmer: conf})
-	if errors.Is(err, context.Canceled) {
+	if errors.Is(err, context.Canceled) || errors.Is(err, tui.ErrInterrupted) {
 		return &exitError{130, errors.New("interrupted")}
 	}
 	return err

@@ -14,6 +14,9 @@ import (
 	"github.com/rally-agent/rally/session"
 )
 
+// welcome opens the transcript: the keys a first-time user needs.
+const welcome = "Enter sends, Alt+Enter adds a line, / lists the commands, Esc interrupts."
+
 // Info is what the status line shows before any event says more.
 type Info struct {
 	Model       llm.Model
@@ -102,6 +105,7 @@ func New(opts Options) *Model {
 	m.ed.cands = m.candidates
 	m.ed.focus() // Init starts the cursor
 	m.clock = time.Now
+	m.tr.add(block{kind: kInfo, text: welcome})
 	if m.sess != nil {
 		m.tr.load(m.sess.Messages())
 		m.usageFrom(m.sess.Messages())

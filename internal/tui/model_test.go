@@ -615,3 +615,25 @@ func TestStreamWrapIncremental(t *testing.T) {
 		}
 	}
 }
+
+func TestScroll(t *testing.T) {
+	m, _ := testModel(t, Options{})
+	for i := 1; i <= 40; i++ {
+		m.Update(infoMsg{lines: []string{"entry " + itoa(i)}})
+	}
+	if s := screen(m); !strings.Contains(s, "entry 40") || strings.Contains(s, "entry 30\n") {
+		t.Fatalf("not at the bottom:\n%s", s)
+	}
+	press(m, "pgup")
+	if s := screen(m); strings.Contains(s, "entry 40") || !strings.Contains(s, "entry 31") {
+		t.Fatalf("pgup:\n%s", s)
+	}
+	press(m, "pgup", "pgup", "pgup", "pgup", "pgup")
+	if s := screen(m); !strings.Contains(s, "entry 1\n") {
+		t.Fatalf("pgup to the top:\n%s", s)
+	}
+	press(m, "pgdown", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown", "pgdown")
+	if s := screen(m); !strings.Contains(s, "entry 40") {
+		t.Fatalf("pgdown back to the bottom:\n%s", s)
+	}
+}

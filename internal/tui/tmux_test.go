@@ -317,3 +317,27 @@ func TestTmuxQuit(t *testing.T) {
 		})
 	}
 }
+
+// TestTmuxConfirm runs with tools.confirm ["bash"]: the model's bash call
+// waits for y/n; n keeps the command from running, y runs it.
+func TestTmuxConfirm(t *testing.T) {
+	call := func(file string) llmtest.Step {
+		return llmtest.Step{ToolCalls: []llmtest.ToolCall{{Name: "bash", Arguments: `{"command":"touch ` + file + `"}`}}}
+	}
+	srv := llmtest.NewServer(t, call("declined.txt"), llmtest.Step{Text: "Understood, I did not run it."},
+		call("allowed.txt"), llmtest.Step{Text: "Done, the file exists."})
+	p := startRally(t, srv, 100, 30, `{"tools":{"confirm":["bash"]}}`, "make a file")
+	p.waitText(`Run bash {"command":"touch declined.txt"}? [y/n]`)
+	p.keys("n")
+	p.waitFor("the declined answer", func(s string) bool { return strings.Contains(s, "I did not run it.") && idle(s) })
+	if _, err := os.Stat(filepath.Join(p.dir, "declined.txt")); err == nil {
+		t.Fatal("the declined command ran")
+	}
+	p.typeLine("make it anyway")
+	p.waitText(`Run bash {"command":"touch allowed.txt"}? [y/n]`)
+	p.keys("y")
+	p.waitFor("the allowed answer", func(s string) bool { return strings.Contains(s, "the file exists.") && idle(s) })
+	if _, err := os.Stat(filepath.Join(p.dir, "allowed.txt")); err != nil {
+		t.Fatalf("the allowed command did not run: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -16,6 +17,9 @@ import (
 
 	"github.com/rally-agent/rally/session"
 )
+
+// ErrInterrupted is Run's error when a SIGINT ended the UI.
+var ErrInterrupted = errors.New("tui: interrupted")
 
 // subscriber is the part of *session.Session that Run needs beyond
 // Session.
@@ -93,8 +97,11 @@ func Run(ctx context.Context, opts Options, ro RunOptions) (err error) {
 	if m.panicked != nil {
 		return fmt.Errorf("tui: panic handling a session event: %v", m.panicked)
 	}
-	if err == tea.ErrProgramKilled && ctx.Err() != nil {
+	switch {
+	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
 		return ctx.Err()
+	case errors.Is(err, tea.ErrInterrupted):
+		return ErrInterrupted
 	}
 	if err != nil {
 		return fmt.Errorf("tui: %w", err)
