@@ -78,10 +78,7 @@ func (m *Model) command(text string) tea.Cmd {
 			return m.fail("/new", errors.New("a run is going: press esc first"))
 		}
 		ctx := m.ctx
-		return func() tea.Msg {
-			s, err := host.NewSession(ctx)
-			return sessionMsg{s: s, err: err, what: "New session"}
-		}
+		return func() tea.Msg { return opened(host.NewSession(ctx))("New session") }
 	case "/resume":
 		if host == nil {
 			return m.fail("/resume", errNoHost)
@@ -191,9 +188,17 @@ func (m *Model) resume(arg string) tea.Cmd {
 		return m.fail("/resume", errors.New("a run is going: press esc first"))
 	}
 	host, ctx, info := m.opts.Host, m.ctx, m.sessions[n-1]
-	return func() tea.Msg {
-		s, err := host.OpenSession(ctx, info.Path)
-		return sessionMsg{s: s, err: err, what: "Resumed " + info.Path}
+	return func() tea.Msg { return opened(host.OpenSession(ctx, info.Path))("Resumed " + info.Path) }
+}
+
+// opened reads a freshly opened session for sessionMsg (in a command: the
+// reads take the session's lock).
+func opened(s Session, err error) func(what string) sessionMsg {
+	return func(what string) sessionMsg {
+		if err != nil {
+			return sessionMsg{err: err, what: what}
+		}
+		return sessionMsg{s: s, st: s.State(), msgs: s.Messages(), what: what}
 	}
 }
 

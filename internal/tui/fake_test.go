@@ -46,7 +46,7 @@ func (f *fakeSession) Compact(context.Context) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.compacts++
-	return nil
+	return f.promptErr
 }
 
 func (f *fakeSession) Abort() {
@@ -76,8 +76,6 @@ func (f *fakeSession) AutoRetryEnabled() bool {
 func (f *fakeSession) State() session.State {
 	return session.State{SessionFile: f.sessionFile, SessionID: "s1", MessageCount: len(f.messages), AutoRetryEnabled: f.AutoRetryEnabled()}
 }
-
-func (f *fakeSession) Stats() session.Stats { return session.Stats{} }
 
 func (f *fakeSession) Messages() []llm.Message { return f.messages }
 

@@ -252,6 +252,7 @@ func (m *Model) event(msg any) tea.Cmd {
 			m.ctxUsed = 0
 		case msg.aborted:
 			m.tr.add(block{kind: kNotice, text: "Compaction cancelled"})
+			m.lineDone = true
 		}
 	case settledMsg:
 		m.settled = true
@@ -392,11 +393,10 @@ func (m *Model) switchSession(msg sessionMsg) tea.Cmd {
 	}
 	m.gen++
 	m.sess = msg.s
-	st := msg.s.State()
-	m.info = Info{Model: st.Model, SessionName: st.Name}
-	m.retryOff = !st.AutoRetryEnabled
+	m.info = Info{Model: msg.st.Model, SessionName: msg.st.Name}
+	m.retryOff = !msg.st.AutoRetryEnabled
 	m.tr.reset()
-	msgs := msg.s.Messages()
+	msgs := msg.msgs
 	m.tr.load(msgs)
 	m.ctxUsed, m.cost = 0, 0
 	m.usageFrom(msgs)

@@ -637,3 +637,19 @@ func TestScroll(t *testing.T) {
 		t.Fatalf("pgdown back to the bottom:\n%s", s)
 	}
 }
+
+func TestCompactionCancelled(t *testing.T) {
+	m, f := testModel(t, Options{})
+	f.promptErr = context.Canceled
+	typeText(m, "/compact")
+	cmd := press(m, "enter")
+	ev(m, compactStartMsg{reason: "manual"})
+	press(m, "esc")
+	ev(m, compactEndMsg{reason: "manual", aborted: true})
+	ev(m, settledMsg{})
+	run(m, cmd)
+	s := screen(m)
+	if strings.Count(s, "Compaction cancelled") != 1 || strings.Contains(s, "Operation aborted") || strings.Contains(s, "Compacting…") {
+		t.Fatalf("cancelled compaction:\n%s", s)
+	}
+}

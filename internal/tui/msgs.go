@@ -19,7 +19,6 @@ type Session interface {
 	SetAutoRetryEnabled(on bool)
 	AutoRetryEnabled() bool
 	State() session.State
-	Stats() session.Stats
 	Messages() []llm.Message
 }
 
@@ -126,9 +125,12 @@ type infoMsg struct {
 	err   error
 }
 
-// sessionMsg replaces the session (/new, /resume, --continue).
+// sessionMsg replaces the session (/new, /resume). The command that
+// opened it read its state and messages, so Update need not.
 type sessionMsg struct {
 	s    Session
+	st   session.State
+	msgs []llm.Message
 	err  error
 	what string
 }
