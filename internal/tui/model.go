@@ -59,6 +59,9 @@ type Model struct {
 	returned   bool // Prompt returned
 	promptErr  error
 	compacting bool
+	// manual is an explicit /compact, which ends with compaction_end
+	// (no agent_settled); compacted says that came.
+	manual, compacted bool
 	aborted    bool   // the run's last message ended aborted
 	failure    string // the run's last message's error, if it ended in error
 	lineDone   bool   // a final line (retry failed/cancelled, aborted) was shown
@@ -245,7 +248,7 @@ func (m *Model) event(msg any) tea.Cmd {
 	case compactStartMsg:
 		m.compacting = true
 	case compactEndMsg:
-		m.compacting = false
+		m.compacting, m.compacted = false, true
 		switch {
 		case msg.done:
 			m.tr.add(block{kind: kNotice, text: fmt.Sprintf("Compacted (%s): %d tokens of older messages summarised; the recent messages are kept as they were", msg.reason, msg.tokensBefore)})
@@ -254,6 +257,7 @@ func (m *Model) event(msg any) tea.Cmd {
 			m.tr.add(block{kind: kNotice, text: "Compaction cancelled"})
 			m.lineDone = true
 		}
+		return m.maybeFinish()
 	case settledMsg:
 		m.settled = true
 		return m.maybeFinish()
@@ -283,11 +287,13 @@ func (m *Model) messageEnd(msg llm.Message) {
 // all arrived (they come on different goroutines), then sends the next
 // queued prompt.
 func (m *Model) maybeFinish() tea.Cmd {
-	if !m.running || !m.returned || !(m.settled || m.noEvents()) {
+	if !m.running || !m.returned || !(m.settled || m.noEvents() || (m.manual && m.compacted)) {
 		return nil
 	}
 	if !m.lineDone {
 		switch {
+		case errors.Is(m.promptErr, session.ErrNothingToCompact):
+			m.tr.add(block{kind: kInfo, text: "Nothing to compact yet: the conversation is all recent."})
 		case m.aborted || errors.Is(m.promptErr, context.Canceled):
 			m.tr.add(block{kind: kNotice, text: "Operation aborted"})
 		case m.promptErr != nil:
@@ -329,6 +335,7 @@ func (m *Model) send(text string) tea.Cmd {
 func (m *Model) beginRun() {
 	m.running, m.settled, m.returned, m.promptErr = true, false, false, nil
 	m.aborted, m.failure, m.lineDone, m.retries = false, "", false, 0
+	m.manual, m.compacted = false, false
 	m.switchedTo = ""
 }
 
@@ -339,7 +346,7 @@ func (m *Model) compact() tea.Cmd {
 		return nil
 	}
 	m.beginRun()
-	m.compacting = true
+	m.compacting, m.manual = true, true
 	s, gen, ctx, wg := m.sess, m.gen, m.ctx, m.wg
 	wg.Add(1)
 	return func() tea.Msg {

@@ -239,8 +239,10 @@ func TestCompaction(t *testing.T) {
 	}
 	ev(m, compactStartMsg{reason: "manual"})
 	ev(m, compactEndMsg{reason: "manual", tokensBefore: 1543, done: true})
-	ev(m, settledMsg{})
-	run(m, cmd)
+	run(m, cmd) // an explicit compaction ends without agent_settled
+	if m.running {
+		t.Fatal("the compaction did not end")
+	}
 	if f.compacts != 1 {
 		t.Fatalf("%d compactions", f.compacts)
 	}
@@ -646,10 +648,21 @@ func TestCompactionCancelled(t *testing.T) {
 	ev(m, compactStartMsg{reason: "manual"})
 	press(m, "esc")
 	ev(m, compactEndMsg{reason: "manual", aborted: true})
-	ev(m, settledMsg{})
 	run(m, cmd)
 	s := screen(m)
-	if strings.Count(s, "Compaction cancelled") != 1 || strings.Contains(s, "Operation aborted") || strings.Contains(s, "Compacting…") {
+	if strings.Count(s, "Compaction cancelled") != 1 || strings.Contains(s, "Operation aborted") || strings.Contains(s, "Compacting…") || m.running {
 		t.Fatalf("cancelled compaction:\n%s", s)
+	}
+}
+
+func TestCompactionNothing(t *testing.T) {
+	m, f := testModel(t, Options{})
+	f.promptErr = session.ErrNothingToCompact
+	typeText(m, "/compact")
+	cmd := press(m, "enter")
+	run(m, cmd) // Prompt's return first, the event after it
+	ev(m, compactEndMsg{reason: "manual"})
+	if s := screen(m); !strings.Contains(s, "Nothing to compact yet") || strings.Contains(s, "Error") || m.running {
+		t.Fatalf("nothing to compact:\n%s", s)
 	}
 }

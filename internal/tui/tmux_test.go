@@ -69,7 +69,8 @@ type pane struct {
 	sock, dir string
 }
 
-// startRally runs rally with args in a w×h terminal, pointed at srv, with
+// startRally runs rally with args in a w×h terminal, pointed at srv (nil:
+// args say which model), with
 // a fresh RALLY_HOME holding settings (JSON, may be "").
 func startRally(t *testing.T, srv *llmtest.Server, w, h int, settings string, args ...string) *pane {
 	t.Helper()
@@ -91,7 +92,10 @@ func startRallyIn(t *testing.T, dir string, srv *llmtest.Server, w, h int, setti
 		}
 	}
 	p := &pane{t: t, sock: filepath.Join(dir, "tmux.sock"), dir: dir}
-	argv := append([]string{"env", "RALLY_HOME=" + home, "HOME=" + home, "NO_COLOR=1", bin}, fakeFlags(srv)...)
+	argv := []string{"env", "RALLY_HOME=" + home, "HOME=" + home, "NO_COLOR=1", bin}
+	if srv != nil {
+		argv = append(argv, fakeFlags(srv)...)
+	}
 	if !slices.Contains(args, "--session") && !slices.Contains(args, "--continue") {
 		argv = append(argv, "--no-session")
 	}
@@ -339,5 +343,19 @@ func TestTmuxConfirm(t *testing.T) {
 	p.waitFor("the allowed answer", func(s string) bool { return strings.Contains(s, "the file exists.") && idle(s) })
 	if _, err := os.Stat(filepath.Join(p.dir, "allowed.txt")); err != nil {
 		t.Fatalf("the allowed command did not run: %v", err)
+	}
+}
+
+// TestTmuxCompact compacts on the sim model's tiny window with /compact:
+// the summary line comes and the UI is ready again (an explicit
+// compaction ends without agent_settled).
+func TestTmuxCompact(t *testing.T) {
+	p := startRally(t, nil, 100, 30, "", "--provider", "sim", "--model", "sim-tiny")
+	p.typeLine("run seq 1 200 then seq 201 400")
+	p.waitFor("the run", func(s string) bool { return strings.Contains(s, "Done: 2 steps") && idle(s) })
+	p.typeLine("/compact")
+	s := p.waitFor("the compaction", func(s string) bool { return strings.Contains(s, "Compacted (manual):") && idle(s) })
+	if strings.Contains(s, "Compacting…") || strings.Contains(s, "Error") {
+		t.Fatalf("after /compact:\n%s", s)
 	}
 }
