@@ -62,11 +62,11 @@ type Model struct {
 	// manual is an explicit /compact, which ends with compaction_end
 	// (no agent_settled); compacted says that came.
 	manual, compacted bool
-	aborted    bool   // the run's last message ended aborted
-	failure    string // the run's last message's error, if it ended in error
-	lineDone   bool   // a final line (retry failed/cancelled, aborted) was shown
-	retries    int    // retries made in this run
-	queue      []string
+	aborted           bool   // the run's last message ended aborted
+	failure           string // the run's last message's error, if it ended in error
+	lineDone          bool   // a final line (retry failed/cancelled, aborted) was shown
+	retries           int    // retries made in this run
+	queue             []string
 
 	// The retry loader.
 	loader     *retryStartMsg
