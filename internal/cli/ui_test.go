@@ -2,10 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llmtest"
+	"github.com/rally-agent/rally/session"
 	"github.com/spf13/cobra"
 )
 
@@ -62,5 +67,49 @@ func TestUIArgs(t *testing.T) {
 				t.Errorf("%d requests reached the model, want %d", sent, wantSent)
 			}
 		})
+	}
+}
+
+// TestUISessions checks /resume's list: this directory's sessions, newest
+// first, with their first prompt and message count.
+func TestUISessions(t *testing.T) {
+	dir := t.TempDir()
+	write := func(prompts ...string) string {
+		j, err := session.NewJournal(dir, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		for _, p := range prompts {
+			if _, err := j.AppendMessage(llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(p)}}, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return j.Path()
+	}
+	old := write("the older one", "and more")
+	newer := write("the newer one")
+	// Modification times decide, whatever the names say.
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a session"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := uiHost{&rpcBackend{f: runFlags{sessionDir: dir}}}
+	got, err := h.Sessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Path != newer || got[1].Path != old {
+		t.Fatalf("sessions %+v", got)
+	}
+	if got[0].FirstPrompt != "the newer one" || got[1].FirstPrompt != "the older one" || got[1].Messages != 2 {
+		t.Fatalf("sessions %+v", got)
+	}
+	h = uiHost{&rpcBackend{f: runFlags{sessionDir: filepath.Join(dir, "none")}}}
+	if got, err := h.Sessions(); err != nil || len(got) != 0 {
+		t.Fatalf("no directory: %v %v", got, err)
 	}
 }
