@@ -179,4 +179,3 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatalf("candidates %q", got)
 	}
 }
-
