@@ -359,3 +359,30 @@ func TestTmuxCompact(t *testing.T) {
 		t.Fatalf("after /compact:\n%s", s)
 	}
 }
+
+// TestTmuxAbort presses Esc while the answer streams: without a retry the
+// line is "Operation aborted"; in the retried call, "Aborted after 1 retry
+// attempt(s)". Nothing more reaches the fake LLM either way.
+func TestTmuxAbort(t *testing.T) {
+	slow := llmtest.Step{Text: "Streaming slowly so that Esc lands in the middle of this answer.", Chunks: 12, Delay: 300 * time.Millisecond}
+	srv := llmtest.NewServer(t, slow, llmtest.Step{Fault: llmtest.HTTPError, Status: 503}, slow)
+	p := startRally(t, srv, 100, 30, `{"retry":{"baseDelayMs":100}}`, "the first prompt")
+	p.waitText("Streaming slowly")
+	p.keys("Escape")
+	s := p.waitFor("the abort", func(s string) bool { return strings.Contains(s, "Operation aborted") && idle(s) })
+	if strings.Contains(s, "Aborted after") || strings.Contains(s, "middle of this answer.") {
+		t.Fatalf("abort without retries:\n%s", s)
+	}
+	p.typeLine("second")
+	p.waitFor("the retried stream", func(s string) bool {
+		return strings.Count(s, "Streaming slowly") == 2 && !strings.Contains(s, "Retrying (")
+	})
+	p.keys("Escape")
+	s = p.waitFor("the abort after a retry", func(s string) bool { return strings.Contains(s, "Aborted after 1 retry attempt(s)") && idle(s) })
+	if strings.Count(s, "Operation aborted") != 1 || strings.Contains(s, "Retry cancelled") {
+		t.Fatalf("abort after a retry:\n%s", s)
+	}
+	if n := len(srv.Requests()); n != 3 {
+		t.Fatalf("%d requests, want 3", n)
+	}
+}
