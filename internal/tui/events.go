@@ -21,8 +21,6 @@ func translate(e session.Event, now time.Time) any {
 	switch string(e.Type) {
 	case "agent_start":
 		return runStartMsg{}
-	case "agent_end":
-		return runEndMsg{willRetry: e.WillRetry}
 	case "agent_settled":
 		return settledMsg{}
 	case "message_start":

@@ -21,7 +21,7 @@ func TestTranslate(t *testing.T) {
 		want any
 	}{
 		{session.Event{Type: "agent_start"}, runStartMsg{}},
-		{session.Event{Type: "agent_end", WillRetry: true}, runEndMsg{willRetry: true}},
+		{session.Event{Type: "agent_end", WillRetry: true}, nil},
 		{session.Event{Type: "agent_settled"}, settledMsg{}},
 		{session.Event{Type: "message_start", Message: asst}, assistantStartMsg{}},
 		{session.Event{Type: "message_start", Message: user}, nil},

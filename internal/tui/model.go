@@ -65,7 +65,6 @@ type Model struct {
 	aborted           bool   // the run's last message ended aborted
 	failure           string // the run's last message's error, if it ended in error
 	lineDone          bool   // a final line (retry failed/cancelled, aborted) was shown
-	retries           int    // retries made in this run
 	queue             []string
 
 	// The retry loader.
@@ -222,7 +221,6 @@ func (m *Model) event(msg any) tea.Cmd {
 		m.tr.toolEnd(msg.id, msg.result, msg.isError)
 	case retryStartMsg:
 		m.failure = ""
-		m.retries = msg.attempt
 		m.totalRetries++
 		m.loader = &msg
 		m.now = msg.at
@@ -334,7 +332,7 @@ func (m *Model) send(text string) tea.Cmd {
 
 func (m *Model) beginRun() {
 	m.running, m.settled, m.returned, m.promptErr = true, false, false, nil
-	m.aborted, m.failure, m.lineDone, m.retries = false, "", false, 0
+	m.aborted, m.failure, m.lineDone = false, "", false
 	m.manual, m.compacted = false, false
 	m.switchedTo = ""
 }

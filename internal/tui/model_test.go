@@ -33,7 +33,6 @@ func startRun(t *testing.T, m *Model, f *fakeSession, prompt, partial string) {
 		ev(m, deltaMsg{text: partial})
 	}
 	ev(m, messageEndMsg{msg: llm.Message{Role: llm.Assistant, StopReason: llm.Error, ErrorMessage: err503, Content: []llm.Content{llm.Text(partial)}}})
-	ev(m, runEndMsg{willRetry: true})
 }
 
 func retryStart(m *Model, attempt int, delay time.Duration) tea.Cmd {

@@ -50,8 +50,6 @@ type SessionInfo struct {
 
 type runStartMsg struct{}
 
-type runEndMsg struct{ willRetry bool }
-
 type settledMsg struct{}
 
 type assistantStartMsg struct{}
