@@ -60,7 +60,8 @@ func translate(e session.Event, now time.Time) any {
 			class: e.ErrorClass, switchedTo: e.SwitchedTo,
 		}
 	case "auto_retry_end":
-		return retryEndMsg{success: e.Success, attempt: e.Attempt, finalError: e.FinalError}
+		return retryEndMsg{success: e.Success, attempt: e.Attempt, finalError: e.FinalError,
+			cancelled: !e.Success && e.FinalError == session.RetryCancelled}
 	case "compaction_start":
 		return compactStartMsg{reason: e.Reason}
 	case "compaction_end":

@@ -35,6 +35,8 @@ func TestTranslate(t *testing.T) {
 		{session.Event{Type: "auto_retry_start", Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "503", ErrorClass: "transient", SwitchedTo: "k2"},
 			retryStartMsg{attempt: 2, max: 3, at: t0, until: t0.Add(4 * time.Second), err: "503", class: "transient", switchedTo: "k2"}},
 		{session.Event{Type: "auto_retry_end", Attempt: 3, FinalError: "boom"}, retryEndMsg{attempt: 3, finalError: "boom"}},
+		{session.Event{Type: "auto_retry_end", Attempt: 1, FinalError: "Retry cancelled"}, retryEndMsg{attempt: 1, finalError: "Retry cancelled", cancelled: true}},
+		{session.Event{Type: "auto_retry_end", Success: true, Attempt: 1}, retryEndMsg{success: true, attempt: 1}},
 		{session.Event{Type: "compaction_start", Reason: "overflow"}, compactStartMsg{reason: "overflow"}},
 		{session.Event{Type: "compaction_end", Reason: "manual", Compaction: &session.CompactionResult{TokensBefore: 99}}, compactEndMsg{reason: "manual", tokensBefore: 99, done: true}},
 		{session.Event{Type: "compaction_end", Reason: "manual", Aborted: true}, compactEndMsg{reason: "manual", aborted: true}},

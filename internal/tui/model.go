@@ -236,9 +236,9 @@ func (m *Model) event(msg any) tea.Cmd {
 		}
 		m.lineDone = true
 		switch {
-		case msg.finalError == session.RetryCancelled && m.aborted:
+		case msg.cancelled && m.aborted:
 			m.tr.add(block{kind: kNotice, text: fmt.Sprintf("Aborted after %d retry attempt(s)", msg.attempt)})
-		case msg.finalError == session.RetryCancelled:
+		case msg.cancelled:
 			m.tr.add(block{kind: kNotice, text: "Retry cancelled"})
 		default:
 			m.tr.add(block{kind: kError, text: fmt.Sprintf("Retry failed after %d attempts: %s", msg.attempt, msg.finalError)})

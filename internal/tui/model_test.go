@@ -111,14 +111,14 @@ func TestFinalLines(t *testing.T) {
 		}, &session.RunError{Retries: 3, Err: errors.New(err503)}, "Retry failed after 3 attempts: " + err503},
 		{"retry cancelled", func(m *Model) {
 			retryStart(m, 1, 2*time.Second)
-			ev(m, retryEndMsg{attempt: 1, finalError: session.RetryCancelled})
+			ev(m, retryEndMsg{attempt: 1, finalError: session.RetryCancelled, cancelled: true})
 		}, session.ErrRetryCancelled, "Retry cancelled"},
 		{"aborted after retries", func(m *Model) {
 			retryStart(m, 2, 2*time.Second)
 			ev(m, runStartMsg{})
 			ev(m, assistantStartMsg{})
 			ev(m, messageEndMsg{msg: llm.Message{Role: llm.Assistant, StopReason: llm.Aborted}})
-			ev(m, retryEndMsg{attempt: 2, finalError: session.RetryCancelled})
+			ev(m, retryEndMsg{attempt: 2, finalError: session.RetryCancelled, cancelled: true})
 		}, context.Canceled, "Aborted after 2 retry attempt(s)"},
 		{"aborted", func(m *Model) {
 			ev(m, runStartMsg{})

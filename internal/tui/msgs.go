@@ -82,6 +82,7 @@ type retryEndMsg struct {
 	success    bool
 	attempt    int
 	finalError string
+	cancelled  bool // by AbortRetry or Abort
 }
 
 type compactStartMsg struct{ reason string }
