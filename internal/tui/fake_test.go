@@ -31,6 +31,7 @@ type fakeSession struct {
 	promptErr   error
 	messages    []llm.Message
 	sessionFile string
+	model       llm.Model
 }
 
 func newFake() *fakeSession { return &fakeSession{autoRetry: true} }
@@ -74,7 +75,7 @@ func (f *fakeSession) AutoRetryEnabled() bool {
 }
 
 func (f *fakeSession) State() session.State {
-	return session.State{SessionFile: f.sessionFile, SessionID: "s1", MessageCount: len(f.messages), AutoRetryEnabled: f.AutoRetryEnabled()}
+	return session.State{Model: f.model, SessionFile: f.sessionFile, SessionID: "s1", MessageCount: len(f.messages), AutoRetryEnabled: f.AutoRetryEnabled()}
 }
 
 func (f *fakeSession) Messages() []llm.Message { return f.messages }
@@ -177,7 +178,7 @@ func run(m *Model, cmd tea.Cmd) {
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
-	case promptDoneMsg, infoMsg, sessionMsg, modelsMsg, sessionsMsg, modelMsg:
+	case promptDoneMsg, infoMsg, sessionMsg, modelsMsg, sessionsMsg, modelMsg, stateMsg:
 		_, next := m.Update(msg)
 		run(m, next)
 	}

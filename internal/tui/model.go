@@ -182,6 +182,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case sessionMsg:
 		return m, m.switchSession(msg)
+	case stateMsg:
+		if msg.gen == m.gen {
+			m.info.Model = msg.st.Model
+		}
+		return m, nil
 	case modelsMsg:
 		m.models = msg.models
 		return m, nil
@@ -224,11 +229,14 @@ func (m *Model) event(msg any) tea.Cmd {
 		m.totalRetries++
 		m.loader = &msg
 		m.now = msg.at
-		if msg.switchedTo != "" {
-			m.switchedTo = msg.switchedTo
-			m.tr.add(block{kind: kNotice, text: "Usage limit reached: switched to " + msg.switchedTo})
+		if msg.switchedTo == "" {
+			return m.tick()
 		}
-		return m.tick()
+		m.switchedTo = msg.switchedTo
+		m.tr.add(block{kind: kNotice, text: "Usage limit reached: switched to " + msg.switchedTo})
+		// A fallback model changes the status line's model.
+		s, gen := m.sess, m.gen
+		return tea.Batch(m.tick(), func() tea.Msg { return stateMsg{gen: gen, st: s.State()} })
 	case retryEndMsg:
 		m.loader = nil
 		if msg.success {

@@ -211,8 +211,13 @@ func TestStatusLine(t *testing.T) {
 			t.Errorf("status %q, want it to end %q", statusOf(m), c.want)
 		}
 	}
+	f.model = llm.Model{Provider: "openai", ID: "gpt-4.1"}
+	run(m, ev(m, retryStartMsg{attempt: 3, max: 3, at: t0, until: t0, class: "usage_limit", switchedTo: "openai/gpt-4.1"}))
+	if !strings.HasPrefix(statusOf(m), " openai/gpt-4.1 ·") {
+		t.Errorf("status %q, want the fallback model", statusOf(m))
+	}
 	ev(m, runStartMsg{})
-	if !strings.Contains(statusOf(m), "switched to anthropic/k2") {
+	if !strings.Contains(statusOf(m), "switched to openai/gpt-4.1") {
 		t.Errorf("status %q, want the switch named", statusOf(m))
 	}
 	if !strings.Contains(screen(m), "Usage limit reached: switched to anthropic/k2") {

@@ -134,6 +134,12 @@ type sessionMsg struct {
 	what string
 }
 
+// stateMsg is the session's state, read after a switch.
+type stateMsg struct {
+	gen int
+	st  session.State
+}
+
 // modelMsg reports a /model switch.
 type modelMsg struct {
 	m   llm.Model
