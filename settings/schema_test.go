@@ -92,6 +92,7 @@ func TestSchemaDefaults(t *testing.T) {
 		{"agent", "maxTurns"}, {"retry", "enabled"}, {"retry", "maxRetries"}, {"retry", "baseDelayMs"},
 		{"retry", "maxDelayMs"}, {"retry", "jitter"}, {"retry", "streaming"}, {"compaction", "enabled"},
 		{"compaction", "thresholdPercent"}, {"compaction", "keepRecentTokens"},
+		{"tools", "maxOutputBytes"}, {"tools", "maxOutputLines"},
 	} {
 		t.Run(strings.Join(path, "."), func(t *testing.T) {
 			n := schemaAt(path)
@@ -105,7 +106,7 @@ func TestSchemaDefaults(t *testing.T) {
 		})
 	}
 	for path, want := range map[string]int{
-		"providers.x.timeoutMs": DefaultTimeoutMs, "providers.x.idleTimeoutMs": DefaultIdleTimeoutMs,
+		"providers.x.timeoutMs": DefaultTimeoutMs, "providers.x.idleTimeoutMs": DefaultIdleTimeoutMs, "providers.x.maxEventBytes": DefaultMaxEventBytes,
 		"hooks[0].timeoutMs": DefaultHookTimeoutMs,
 	} {
 		p, _ := ParsePath(path)

@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,18 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/rally-agent/rally/internal/proc"
 	"github.com/rally-agent/rally/llm"
 )
 
-// Bash default limits.
-const (
-	DefaultTimeout   = 2 * time.Minute
-	DefaultMaxOutput = 50 << 10
-)
+// DefaultTimeout bounds a bash command that gives no timeout.
+const DefaultTimeout = 2 * time.Minute
 
 // maxTimeout is the longest timeout argument honoured.
 const maxTimeout = 24 * time.Hour
@@ -42,10 +37,17 @@ const waitDelay = 500 * time.Millisecond
 // SIGTERM would delay the abort. Background processes that outlive a command
 // which exited normally are left running: starting a server is legitimate.
 //
-// Output longer than MaxOutput keeps its tail, where errors and summaries
-// are, behind a notice of how much was dropped. A non-zero exit, a death by
-// signal or a timeout is a Result with IsError set and the status in the
-// text; only an abort (ctx done) or a failure to start is a Go error.
+// On Linux the kernel also kills the shell when rally dies (a parent-death
+// signal), so a command cut short by a crash or kill -9 does not carry on
+// to its side effects; with Procs set, the groups of commands whose
+// background processes outlive them are killed when the program exits.
+//
+// Output over MaxOutput bytes or MaxLines lines keeps its tail, where
+// errors and summaries are, behind a note of what was cut; the whole
+// output is then saved to a file in the temporary directory that the note
+// names, for read to page through. A non-zero exit, a death by signal or a
+// timeout is a Result with IsError set and the status in the text; only
+// an abort (ctx done) or a failure to start is a Go error.
 type Bash struct {
 	Dir string
 	// Timeout bounds a command that gives no timeout argument; 0 = 2
@@ -54,6 +56,17 @@ type Bash struct {
 	Timeout time.Duration
 	// MaxOutput is how many bytes of output are returned; 0 = 50 KiB.
 	MaxOutput int
+	// MaxLines is how many lines of output are returned; 0 = 2000.
+	MaxLines int
+	// Env is the commands' environment; nil is the process's. A program
+	// passes its own environment without its secrets.
+	Env []string
+	// Deny lists files a command line may not name (see Options.Deny).
+	Deny []string
+	// Procs, when set, tracks the commands' process groups.
+	Procs *Procs
+	// TempDir is where a cut output is saved whole; "" is os.TempDir().
+	TempDir string
 }
 
 const bashSchema = `{
@@ -71,15 +84,16 @@ func (b Bash) Spec() llm.Tool {
 		Name: "bash",
 		Description: fmt.Sprintf("Run a shell command (bash -c) in the working directory and return its combined stdout and stderr. "+
 			"There is no standard input, so interactive commands fail: pass flags that avoid prompts. "+
-			"Output over %s keeps only its last part. Non-zero exit codes are reported. "+
+			"Output over %s or %d lines keeps only its last part (the whole output is saved to a file you can read). Non-zero exit codes are reported. "+
 			"The command is killed, with its children, after the timeout (default %s); for long-running "+
 			"servers, start them in the background with output redirected to a file.",
-			size(int64(b.maxOutput())), b.timeout()),
+			size(int64(b.maxOutput())), b.maxLines(), b.timeout()),
 		Parameters: json.RawMessage(bashSchema),
 	}
 }
 
-func (b Bash) maxOutput() int { return orDefault(b.MaxOutput, DefaultMaxOutput) }
+func (b Bash) maxOutput() int { return orDefault(b.MaxOutput, DefaultMaxBytes) }
+func (b Bash) maxLines() int  { return orDefault(b.MaxLines, DefaultMaxLines) }
 
 func (b Bash) timeout() time.Duration {
 	if b.Timeout > 0 {
@@ -127,32 +141,47 @@ func (b Bash) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 			return Result{}, errors.New("bash: neither bash nor sh was found in PATH")
 		}
 	}
+	if err := deny(b.Deny).mention("bash", dir, *a.Command, b.Env); err != nil {
+		return Result{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("bash: %w", err)
 	}
 
 	run, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	out := &tail{max: b.maxOutput()}
+	out := &capture{max: b.maxOutput(), maxLines: b.maxLines(), dir: b.TempDir, spillMax: DefaultSpillBytes}
 	cmd := exec.CommandContext(run, shell, "-c", *a.Command)
 	cmd.Dir = dir
+	cmd.Env = b.Env
 	cmd.Stdout, cmd.Stderr = out, out // one pipe, so the two streams interleave as written
 	cmd.WaitDelay = waitDelay
-	group(cmd)
+	proc.Group(cmd)
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("bash: cannot start %s: %v", shell, err)
+	}
+	pid := cmd.Process.Pid
+	if b.Procs != nil && !b.Procs.start(pid) {
+		proc.KillGroup(pid)
+		cmd.Wait()
+		out.close()
+		return Result{}, errors.New("bash: not run: rally is shutting down (the command was killed as it started)")
 	}
 	err = cmd.Wait()
 	if run.Err() != nil {
 		// The shell is dead; children that left the group's pipe alone
 		// would survive it without this.
-		killGroup(cmd.Process.Pid)
+		proc.KillGroup(pid)
 	}
+	if b.Procs != nil {
+		b.Procs.exited(pid)
+	}
+	out.close()
 
-	body, dropped := out.text()
+	body, cut := out.text()
 	var sb strings.Builder
-	if dropped > 0 {
-		fmt.Fprintf(&sb, "[output cut: %s dropped, showing the last %s]\n", size(dropped), size(int64(len(body))))
+	if cut != "" {
+		sb.WriteString(cut + "\n")
 	}
 	sb.WriteString(body)
 	if body == "" {
@@ -193,53 +222,7 @@ func (b Bash) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 	case st.ExitCode() >= 0:
 		note("exit code %d", st.ExitCode())
 	default:
-		note("killed: %s", signalOf(st))
+		note("killed: %s", proc.Describe(st))
 	}
 	return Result{Content: []llm.Content{llm.Text(sb.String())}, IsError: true}, nil
-}
-
-// tail is an io.Writer that keeps the last max bytes written and counts
-// the rest, so a command printing gigabytes costs bounded memory.
-type tail struct {
-	mu    sync.Mutex // exec writes from one goroutine, but Wait may return before it stops (WaitDelay)
-	max   int
-	buf   []byte
-	total int64
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.total += int64(len(p))
-	if len(p) >= t.max {
-		t.buf = append(t.buf[:0], p[len(p)-t.max:]...)
-		return len(p), nil
-	}
-	t.buf = append(t.buf, p...)
-	// Trim only when twice over, so trimming is amortised over writes.
-	if len(t.buf) > 2*t.max {
-		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-// text returns the kept output and how many bytes before it were dropped.
-// A cut output starts at a line boundary when one is near, so the model
-// does not read half a line as a whole one.
-func (t *tail) text() (string, int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.buf
-	if len(b) > t.max {
-		b = b[len(b)-t.max:]
-	}
-	if int64(len(b)) < t.total {
-		if i := bytes.IndexByte(b, '\n'); i >= 0 && i < 1024 && i+1 < len(b) {
-			b = b[i+1:]
-		}
-		for len(b) > 0 && !utf8.RuneStart(b[0]) {
-			b = b[1:]
-		}
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD"), t.total - int64(len(b))
 }

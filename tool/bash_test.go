@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rally-agent/rally/internal/proctest"
 )
 
 func TestBash(t *testing.T) {
@@ -39,7 +41,9 @@ func TestBash(t *testing.T) {
 		{"exit code, no newline", Bash{}, map[string]any{"command": "printf hi; exit 3"}, "hi\n\nexit code 3", true},
 		{"killed by signal", Bash{}, map[string]any{"command": "kill -9 $$"}, "(no output)\n\nkilled: signal killed", true},
 		{"output tail", Bash{MaxOutput: 100}, map[string]any{"command": "seq 1 1000"},
-			"[output cut: 3.7 KiB dropped, showing the last 97 bytes]\n" + seqText(977, 1000), false},
+			"~showing the last 24 lines (97 bytes), from line 977. The whole output is saved in ", false},
+		{"output tail, lines", Bash{MaxLines: 10}, map[string]any{"command": "seq 1 1000"},
+			"~(the part shown here starts at offset 991)]\n" + seqText(991, 1000), false},
 		{"huge output", Bash{MaxOutput: 1000}, map[string]any{"command": "yes | head -c 3000000; echo; echo end"},
 			"~y\ny\n\nend\n", false},
 		{"timeout", Bash{Timeout: 50 * time.Millisecond}, map[string]any{"command": "echo started; sleep 10"},
@@ -52,7 +56,7 @@ func TestBash(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.tool.Dir = dir
+			c.tool.Dir, c.tool.TempDir = dir, t.TempDir()
 			res, err := call(t, c.tool, c.args)
 			if err != nil {
 				t.Fatal(err)
@@ -206,7 +210,7 @@ func TestBashKillsChildren(t *testing.T) {
 				// Only a timeout can end the run first, on a very slow machine.
 				t.Fatalf("run ended before the child started: %q, %v", textOf(r.res), r.err)
 			}
-			if !alive(pid) {
+			if !proctest.Alive(pid) {
 				t.Fatalf("child %d is not running before the abort", pid)
 			}
 			if how == "cancel" {
@@ -219,7 +223,7 @@ func TestBashKillsChildren(t *testing.T) {
 			if how == "cancel" && !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("cancel error %v", r.err)
 			}
-			waitDead(t, pid)
+			proctest.Dead(t, pid)
 		})
 	}
 }
@@ -241,65 +245,77 @@ func TestBashBackgroundHoldsPipe(t *testing.T) {
 	}
 }
 
-// alive reports whether pid is a running (not zombie) process.
-func alive(pid int) bool {
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-		// The state follows the command name, which is in parentheses.
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-			return s[i+2] != 'Z'
-		}
-		return true
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return syscall.Kill(pid, 0) == nil
-	}
-	return false
-}
-
-// waitDead waits for a SIGKILLed process to finish dying. The signal is
-// delivered asynchronously and the orphan is reaped by init, so this is a
-// bounded wait for a condition, not a guess at a duration.
-func waitDead(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("child %d survived", pid)
-		}
-		<-tick.C
-	}
-}
-
-func TestTail(t *testing.T) {
+func TestCapture(t *testing.T) {
 	cases := []struct {
-		name    string
-		max     int
-		writes  []string
-		want    string
-		dropped int64
+		name     string
+		max      int
+		maxLines int
+		writes   []string
+		want     string
+		note     string // a part of the note; "" for none
 	}{
-		{"fits", 10, []string{"abc", "def"}, "abcdef", 0},
-		{"exact", 6, []string{"abc", "def"}, "abcdef", 0},
-		{"one big write", 4, []string{"0123456789"}, "6789", 6},
-		{"many writes", 5, []string{"ab", "cd", "ef", "gh", "ij", "kl"}, "hijkl", 7},
-		{"starts at a line", 8, []string{"aaaa\nbbbb\ncc"}, "bbbb\ncc", 5},
-		{"starts at a character", 5, []string{"xééé"}, "éé", 3},
+		{"fits", 10, 10, []string{"abc", "def"}, "abcdef", ""},
+		{"exact", 6, 10, []string{"abc", "def"}, "abcdef", ""},
+		{"one big write", 4, 10, []string{"0123456789"}, "6789", "it was 10 bytes in 1 line; showing the last 1 line (4 bytes), from line 1."},
+		{"many writes", 5, 10, []string{"ab", "cd", "ef", "gh", "ij", "kl"}, "hijkl", "12 bytes"},
+		{"starts at a line", 8, 10, []string{"aaaa\nbbbb\ncc"}, "bbbb\ncc", "in 3 lines; showing the last 2 lines (7 bytes), from line 2."},
+		{"starts at a character", 5, 10, []string{"xééé"}, "éé", "7 bytes"},
+		{"line cap", 100, 3, []string{"1\n2\n", "3\n4\n5\n"}, "3\n4\n5\n", "in 5 lines; showing the last 3 lines (6 bytes), from line 3."},
+		{"line cap, no final newline", 100, 2, []string{"1\n2\n3"}, "2\n3", "in 3 lines; showing the last 2 lines (3 bytes), from line 2."},
+		{"exactly the line cap", 100, 3, []string{"1\n2\n3\n"}, "1\n2\n3\n", ""},
+		{"both caps", 6, 2, []string{"aaaa\nb\nc\nd\n"}, "c\nd\n", "from line 3."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tl := &tail{max: c.max}
+			dir := t.TempDir()
+			cp := &capture{max: c.max, maxLines: c.maxLines, dir: dir, spillMax: DefaultSpillBytes}
+			var all string
 			for _, w := range c.writes {
-				if n, err := tl.Write([]byte(w)); n != len(w) || err != nil {
+				if n, err := cp.Write([]byte(w)); n != len(w) || err != nil {
 					t.Fatalf("write %d, %v", n, err)
 				}
+				all += w
 			}
-			got, dropped := tl.text()
-			if got != c.want || dropped != c.dropped {
-				t.Fatalf("got %q, %d dropped; want %q, %d", got, dropped, c.want, c.dropped)
+			cp.close()
+			got, note := cp.text()
+			if got != c.want {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+			saved, _ := filepath.Glob(filepath.Join(dir, "rally-bash-*.out"))
+			if c.note == "" {
+				if note != "" || len(saved) != 0 {
+					t.Fatalf("note %q, saved %v for output that fits", note, saved)
+				}
+				return
+			}
+			if !strings.Contains(note, c.note) {
+				t.Fatalf("note %q lacks %q", note, c.note)
+			}
+			// The note names the file that holds the whole output.
+			if len(saved) != 1 || !strings.Contains(note, saved[0]) {
+				t.Fatalf("saved %v, note %q", saved, note)
+			}
+			if b, _ := os.ReadFile(saved[0]); string(b) != all {
+				t.Fatalf("saved %q, want %q", b, all)
 			}
 		})
 	}
+	t.Run("saved file is bounded", func(t *testing.T) {
+		cp := &capture{max: 4, maxLines: 10, dir: t.TempDir(), spillMax: 6}
+		cp.Write([]byte("0123456789"))
+		cp.close()
+		_, note := cp.text()
+		if !strings.Contains(note, "only its first 6 bytes were saved") {
+			t.Fatalf("note %q", note)
+		}
+	})
+	t.Run("no place to save", func(t *testing.T) {
+		cp := &capture{max: 4, maxLines: 10, dir: filepath.Join(t.TempDir(), "missing"), spillMax: 100}
+		cp.Write([]byte("0123456789"))
+		cp.close()
+		_, note := cp.text()
+		if !strings.Contains(note, "The earlier part is lost: it could not be saved") {
+			t.Fatalf("note %q", note)
+		}
+	})
 }

@@ -34,6 +34,11 @@ type Edit struct {
 	Dir string
 	// MaxBytes is the largest file edit works on; 0 = 10 MiB.
 	MaxBytes int64
+	// MaxDiffBytes caps the diff in the result; 0 = 50 KiB. Diff lines
+	// are cut at DefaultLineLen characters.
+	MaxDiffBytes int
+	// Deny lists files edit refuses (see Options.Deny).
+	Deny []string
 }
 
 const editSchema = `{
@@ -108,6 +113,9 @@ func (e Edit) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := deny(e.Deny).check("edit", path); err != nil {
+		return Result{}, err
+	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("edit: %w", err)
 	}
@@ -153,7 +161,8 @@ func (e Edit) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 	if err := atomicWrite("edit", path, []byte(result), info.Mode().Perm()); err != nil {
 		return Result{}, err
 	}
-	return text(fmt.Sprintf("edited %s\n%s", path, diff(content, result, i, len(from), len(to)))), nil
+	d, line := diff(content, result, i, len(from), len(to))
+	return text(fmt.Sprintf("edited %s\n%s", path, capDiff(d, orDefault(e.MaxDiffBytes, DefaultMaxBytes), path, line))), nil
 }
 
 // notFound explains a missing oldText, with a hint when the text is there
@@ -213,9 +222,9 @@ func matchLines(content, s string, max int) string {
 // diff shows the lines changed by replacing before[i:i+oldLen] with
 // after[i:i+newLen], as a unified-diff hunk without context, with each
 // side cut at diffLines lines.
-func diff(before, after string, i, oldLen, newLen int) string {
+func diff(before, after string, i, oldLen, newLen int) (hunk string, line int) {
 	start := strings.LastIndexByte(before[:i], '\n') + 1
-	line := strings.Count(before[:start], "\n") + 1
+	line = strings.Count(before[:start], "\n") + 1
 	// Both blocks run from the start of the match's first line to the end
 	// of the line the unchanged tail starts on, which is the same text in
 	// both files.
@@ -247,12 +256,30 @@ func diff(before, after string, i, oldLen, newLen int) string {
 				fmt.Fprintf(&sb, "\n%s… %s more", sign, plural(len(ls)-k, "line"))
 				break
 			}
-			sb.WriteString("\n" + sign + strings.TrimSuffix(l, "\r"))
+			l = strings.TrimSuffix(l, "\r")
+			if len(l) > DefaultLineLen {
+				l = string(trimRune([]byte(l[:DefaultLineLen]))) + fmt.Sprintf(" … [line cut at %d characters]", DefaultLineLen)
+			}
+			sb.WriteString("\n" + sign + l)
 		}
 	}
 	side("-", a)
 	side("+", b)
-	return sb.String()
+	return sb.String(), line
+}
+
+// capDiff cuts a diff longer than max bytes at a line boundary, with a
+// note on where to read the changed lines.
+func capDiff(d string, max int, path string, line int) string {
+	if len(d) <= max {
+		return d
+	}
+	cut := d[:max]
+	if i := strings.LastIndexByte(cut, '\n'); i > 0 {
+		cut = cut[:i]
+	}
+	return fmt.Sprintf("%s\n[diff cut at %s of %s; read %s with offset=%d to see the changed lines]",
+		cut, size(int64(len(cut))), size(int64(len(d))), path, line)
 }
 
 // span formats a hunk range: "12,3", or "12,0" for none.

@@ -59,6 +59,27 @@ func TestEdit(t *testing.T) {
 	}
 }
 
+// TestEditDiffCap: a change to huge lines (minified code) returns a
+// bounded diff that says where to read the rest.
+func TestEditDiffCap(t *testing.T) {
+	dir := t.TempDir()
+	line := strings.Repeat("v", 100<<10)
+	p := writeFile(t, dir, "min.js", "head\n"+line+"A\n"+line+"B\n")
+	res, err := call(t, Edit{Dir: dir, MaxDiffBytes: 3000}, map[string]any{"path": "min.js", "oldText": "A\n" + line + "B", "newText": "A\n" + line + "C"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := textOf(res)
+	if len(got) > 3500 {
+		t.Fatalf("result is %d bytes", len(got))
+	}
+	for _, want := range []string{"@@ -3,1 +3,1 @@\n-vvv", " … [line cut at 2000 characters]", "[diff cut at ", "; read " + p + " with offset=3 to see the changed lines]"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("result lacks %q:\n%.300s…%s", want, got, got[max(0, len(got)-300):])
+		}
+	}
+}
+
 func TestEditKeepsMode(t *testing.T) {
 	dir := t.TempDir()
 	p := writeFile(t, dir, "run.sh", "#!/bin/sh\necho a\n")

@@ -16,10 +16,8 @@ import (
 	"github.com/rally-agent/rally/llm"
 )
 
-// Read default limits.
+// Read default limits beyond DefaultMaxBytes and DefaultMaxLines.
 const (
-	DefaultReadLines  = 2000
-	DefaultReadBytes  = 256 << 10
 	DefaultLineLen    = 2000
 	DefaultImageBytes = 3 << 20
 )
@@ -42,13 +40,15 @@ type Read struct {
 	Dir string
 	// MaxLines is the default and largest limit (lines per call); 0 = 2000.
 	MaxLines int
-	// MaxBytes caps the text returned per call; 0 = 256 KiB.
+	// MaxBytes caps the text returned per call; 0 = 50 KiB.
 	MaxBytes int
 	// MaxLineLen cuts longer lines (in bytes); 0 = 2000.
 	MaxLineLen int
 	// MaxImage is the largest image file returned as an image; 0 = 3 MiB,
 	// which stays under the common 5 MB limit on base64 image data.
 	MaxImage int64
+	// Deny lists files read refuses (see Options.Deny).
+	Deny []string
 }
 
 const readSchema = `{
@@ -74,8 +74,8 @@ func (r Read) Spec() llm.Tool {
 	}
 }
 
-func (r Read) maxLines() int   { return orDefault(r.MaxLines, DefaultReadLines) }
-func (r Read) maxBytes() int   { return orDefault(r.MaxBytes, DefaultReadBytes) }
+func (r Read) maxLines() int   { return orDefault(r.MaxLines, DefaultMaxLines) }
+func (r Read) maxBytes() int   { return orDefault(r.MaxBytes, DefaultMaxBytes) }
 func (r Read) maxLineLen() int { return orDefault(r.MaxLineLen, DefaultLineLen) }
 func (r Read) maxImage() int64 {
 	if r.MaxImage > 0 {
@@ -117,6 +117,9 @@ func (r Read) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 	}
 	path, err := resolve("read", r.Dir, *p)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := deny(r.Deny).check("read", path); err != nil {
 		return Result{}, err
 	}
 	if err := ctx.Err(); err != nil {

@@ -48,6 +48,8 @@ func TestRead(t *testing.T) {
 	writeFile(t, dir, "utf8.txt", "ééééé\n")
 	writeFile(t, dir, "latin1.txt", "caf\xe9 ok\n")
 	writeFile(t, dir, "sub/deep.txt", "deep")
+	writeFile(t, dir, "3000.txt", numbered(3000))
+	writeFile(t, dir, "wide.txt", strings.Repeat(strings.Repeat("w", 999)+"\n", 100))
 
 	cases := []struct {
 		name string
@@ -71,6 +73,11 @@ func TestRead(t *testing.T) {
 			"1\n2\n\n[showing lines 1-2 of 10; use offset=3 to read more]"},
 		{"byte cap", Read{MaxBytes: 5}, map[string]any{"path": "ten.txt"},
 			"1\n2\n3\n\n[showing lines 1-3 of 10; use offset=4 to read more (output limit 5 bytes reached)]"},
+		{"default caps: 2000 lines", Read{}, map[string]any{"path": "3000.txt"},
+			strings.TrimSuffix(numbered(2000), "\n") + "\n\n[showing lines 1-2000 of 3000; use offset=2001 to read more]"},
+		{"default caps: 50 KiB", Read{}, map[string]any{"path": "wide.txt"},
+			strings.TrimSuffix(strings.Repeat(strings.Repeat("w", 999)+"\n", 51), "\n") +
+				"\n\n[showing lines 1-51 of 100; use offset=52 to read more (output limit 50.0 KiB reached)]"},
 		{"crlf", Read{}, map[string]any{"path": "crlf.txt"}, "a\nb"},
 		{"empty", Read{}, map[string]any{"path": "empty.txt"}, "[" + filepath.Join(dir, "empty.txt") + " is empty]"},
 		{"long line", Read{}, map[string]any{"path": "long.txt"},

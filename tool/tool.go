@@ -61,11 +61,90 @@ func (f Func) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 	return f.Fn(ctx, args)
 }
 
+// Default caps on what one call returns to the model (Options, Read,
+// Bash): a long log or a whole source file fits, and one cat of a big file
+// cannot fill a context window.
+const (
+	DefaultMaxBytes = 50 << 10
+	DefaultMaxLines = 2000
+)
+
+// Options configure the built-in tools beyond their directory. The zero
+// Options are the defaults: the caps above, the process's environment, no
+// file refused, nothing redacted, no process tracking.
+type Options struct {
+	// MaxBytes and MaxLines cap the output of read and bash and the diff
+	// of edit; 0 means the defaults.
+	MaxBytes, MaxLines int
+	// Env is the environment of bash commands; nil is the process's.
+	// A program removes its secrets from it (see Bash.Env).
+	Env []string
+	// Deny lists files that no tool reads or writes, such as a
+	// credentials file; a call that names one gets an error result.
+	Deny []string
+	// Redact, when set, rewrites every text a tool returns, output and
+	// error messages alike, before the agent stores, emits or sends it:
+	// the program fills it with its secret redactor.
+	Redact func(string) string
+	// Procs, when set, records bash's process groups so the program can
+	// kill what is left of them when it exits (Procs.Kill).
+	Procs *Procs
+}
+
 // Builtin returns read, write, edit and bash working in dir, with default
 // limits.
-func Builtin(dir string) []Tool {
-	return []Tool{Read{Dir: dir}, Write{Dir: dir}, Edit{Dir: dir}, Bash{Dir: dir}}
+func Builtin(dir string) []Tool { return New(dir, Options{}) }
+
+// New returns read, write, edit and bash working in dir, configured by o.
+func New(dir string, o Options) []Tool {
+	tools := []Tool{
+		Read{Dir: dir, MaxLines: o.MaxLines, MaxBytes: o.MaxBytes, Deny: o.Deny},
+		Write{Dir: dir, Deny: o.Deny},
+		Edit{Dir: dir, MaxDiffBytes: o.MaxBytes, Deny: o.Deny},
+		Bash{Dir: dir, MaxOutput: o.MaxBytes, MaxLines: o.MaxLines, Env: o.Env, Deny: o.Deny, Procs: o.Procs},
+	}
+	if o.Redact != nil {
+		for i, t := range tools {
+			tools[i] = Redacting(t, o.Redact)
+		}
+	}
+	return tools
 }
+
+// Redacting returns t with fn applied to every text it returns: the text
+// blocks of its results and the message of its errors.
+func Redacting(t Tool, fn func(string) string) Tool { return redacting{t, fn} }
+
+type redacting struct {
+	Tool
+	fn func(string) string
+}
+
+func (r redacting) Run(ctx context.Context, args json.RawMessage) (Result, error) {
+	res, err := r.Tool.Run(ctx, args)
+	if err != nil {
+		return Result{}, &redactedError{msg: r.fn(err.Error()), err: err}
+	}
+	content := make([]llm.Content, len(res.Content))
+	for i, c := range res.Content {
+		if c.Type == llm.TextType {
+			c.Text = r.fn(c.Text)
+		}
+		content[i] = c
+	}
+	res.Content = content
+	return res, nil
+}
+
+// redactedError keeps the cause for errors.Is (an abort stays an abort)
+// while its message is the redacted one.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // text is a Result holding one text block.
 func text(s string) Result { return Result{Content: []llm.Content{llm.Text(s)}} }

@@ -23,6 +23,8 @@ import (
 // file it points to, not the link.
 type Write struct {
 	Dir string
+	// Deny lists files write refuses (see Options.Deny).
+	Deny []string
 }
 
 const writeSchema = `{
@@ -66,6 +68,9 @@ func (w Write) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 	}
 	path, err := resolve("write", w.Dir, *p)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := deny(w.Deny).check("write", path); err != nil {
 		return Result{}, err
 	}
 	if err := ctx.Err(); err != nil {

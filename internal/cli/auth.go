@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
@@ -154,7 +155,7 @@ func listAuth(ctx context.Context, w io.Writer, home string, st *settings.Settin
 	if err != nil {
 		return &exitError{2, err}
 	}
-	marks, err := (&auth.FileMarks{Path: auth.MarksPath(home), Now: func() time.Time { return now }}).Blocked(ctx, "")
+	marks, err := listMarks(ctx, w, home, st, getenv, now)
 	if err != nil {
 		fmt.Fprintln(w, "warning:", err)
 	}
@@ -251,6 +252,8 @@ type authRun struct {
 	now    func() time.Time
 	log    *slog.Logger
 	stderr io.Writer
+	// fleet shares marks, cooldowns, budgets and breakers (nil: none).
+	fleet *fleet.Fleet
 }
 
 // useAuth picks the run's credential from auth.json and the environment,
@@ -269,7 +272,7 @@ func useAuth(ctx context.Context, cfg *session.Config, a authRun) (*auth.Rotatio
 		return nil, &exitError{2, err}
 	}
 	rot := auth.New(auth.Config{
-		Marks:       &auth.FileMarks{Path: auth.MarksPath(a.home), Now: a.now},
+		Marks:       a.marks(),
 		Credentials: a.credentials(file),
 		Connect:     a.connect,
 		Fallbacks:   a.st.Retry.FallbackModels,
@@ -283,7 +286,7 @@ func useAuth(ctx context.Context, cfg *session.Config, a authRun) (*auth.Rotatio
 	if start.Model.Provider != a.target.Provider {
 		fmt.Fprintf(a.stderr, "rally: every credential of %s is blocked by a usage limit (see rally auth list); using fallback %s\n", a.target.Provider, start.Name)
 	}
-	cfg.Provider, cfg.Model, cfg.Switcher = start.Provider, start.Model, rot
+	cfg.Provider, cfg.Model, cfg.Ref, cfg.Switcher = start.Provider, start.Model, start.Ref, rot
 	return rot, nil
 }
 
@@ -334,33 +337,40 @@ func (a authRun) connect(provider, model, key string) (llm.Provider, llm.Model, 
 	if err != nil {
 		return nil, llm.Model{}, err
 	}
-	return p, m, nil
+	return a.gate(p, provider, m, key), m, nil
 }
 
 // storedProvider picks the provider for a run that names none, when the
 // environment has no provider key: the first of the built-in order whose
 // credentials are in auth.json, else the first other provider stored there
 // (by name). It returns "" when settings' own choice stands (an environment
-// key, or nothing stored), so Resolve keeps deciding.
-func storedProvider(home string, st *settings.Settings) string {
+// key, or nothing stored), so Resolve keeps deciding. An auth.json it
+// cannot use is an error naming the file and the fix: falling back to the
+// offline model would hide the user's keys behind a run that "works".
+func storedProvider(home string, st *settings.Settings) (string, error) {
 	for _, name := range settings.KeyOrder() {
 		if env := st.Providers[name].APIKeyEnv; env != "" && os.Getenv(env) != "" {
-			return ""
+			return "", nil // the run loads auth.json, and reports it broken
 		}
 	}
-	file, err := auth.Load(auth.Path(home))
-	if err != nil || len(file.Providers) == 0 {
-		return "" // an unreadable file is reported when the run loads it
+	path := auth.Path(home)
+	file, err := auth.Load(path)
+	if errors.Is(err, auth.ErrInsecure) {
+		return "", &exitError{2, err} // its message says the chmod
+	}
+	if err != nil {
+		return "", &exitError{2, fmt.Errorf("%w; fix the file (see rally auth --help) or move it away to run without stored keys, "+
+			"e.g. mv %s %s.broken", err, path, path)}
 	}
 	for _, name := range settings.KeyOrder() {
 		if len(file.Providers[name]) > 0 {
-			return name
+			return name, nil
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(file.Providers)) {
 		if _, ok := st.Providers[name]; ok && len(file.Providers[name]) > 0 {
-			return name
+			return name, nil
 		}
 	}
-	return ""
+	return "", nil
 }

@@ -17,7 +17,7 @@ import (
 
 // benchSession is a session of about n entries: prompts with a tool call,
 // its result and an answer, and every fifth prompt a failed, retried call.
-func benchSession(id string, start time.Time, n int) *journal {
+func benchSession(id string, start time.Time, n int) *fixture {
 	j := newFixtureAt(id, start)
 	ms := 0
 	next := func(d int) time.Time { ms += d; return j.at(ms) }

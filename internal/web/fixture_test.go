@@ -22,8 +22,8 @@ import (
 // t0 is when fixture sessions start unless told otherwise.
 var t0 = time.Date(2026, 3, 4, 10, 0, 0, 0, time.UTC)
 
-// journal builds one session file.
-type journal struct {
+// fixture builds one session file.
+type fixture struct {
 	id     string
 	start  time.Time
 	lines  []string
@@ -32,10 +32,10 @@ type journal struct {
 }
 
 // newFixture starts a session at t0; newFixtureAt at start.
-func newFixture(id string) *journal { return newFixtureAt(id, t0) }
+func newFixture(id string) *fixture { return newFixtureAt(id, t0) }
 
-func newFixtureAt(id string, start time.Time) *journal {
-	j := &journal{id: id, start: start}
+func newFixtureAt(id string, start time.Time) *fixture {
+	j := &fixture{id: id, start: start}
 	j.lines = append(j.lines, fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":%q,"cwd":"/proj"}`, id, iso(start)))
 	return j
 }
@@ -43,11 +43,11 @@ func newFixtureAt(id string, start time.Time) *journal {
 func iso(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
 // at is a time ms milliseconds into the session.
-func (j *journal) at(ms int) time.Time { return j.start.Add(time.Duration(ms) * time.Millisecond) }
+func (j *fixture) at(ms int) time.Time { return j.start.Add(time.Duration(ms) * time.Millisecond) }
 
 // entry appends an entry of type typ written at end, with the fields of
 // body (a JSON object's members, without braces).
-func (j *journal) entry(typ string, end time.Time, body string) string {
+func (j *fixture) entry(typ string, end time.Time, body string) string {
 	j.n++
 	id := fmt.Sprintf("%08x", j.n)
 	parent := "null"
@@ -71,13 +71,13 @@ func js(v any) string {
 	return string(b)
 }
 
-func (j *journal) user(end time.Time, text string) {
+func (j *fixture) user(end time.Time, text string) {
 	j.entry("message", end, `"message":{"role":"user","content":[{"type":"text","text":`+js(text)+`}],"timestamp":`+fmt.Sprint(end.UnixMilli())+`}`)
 }
 
 // call is a model call from start to end; errMsg "" is a success with
 // text, else a failure (retried: a retry replaced it).
-func (j *journal) call(start, end time.Time, text, errMsg string, retried bool) {
+func (j *fixture) call(start, end time.Time, text, errMsg string, retried bool) {
 	stop, extra := "stop", ""
 	if errMsg != "" {
 		stop, extra = "error", `,"errorMessage":`+js(errMsg)
@@ -94,21 +94,21 @@ func (j *journal) call(start, end time.Time, text, errMsg string, retried bool) 
 }
 
 // tool is a model call asking for a tool, then the tool's result.
-func (j *journal) tool(start, callEnd, end time.Time, name, args, output string) {
+func (j *fixture) tool(start, callEnd, end time.Time, name, args, output string) {
 	j.entry("message", callEnd, `"message":{"role":"assistant","content":[{"type":"toolCall","id":"call_1","name":`+js(name)+`,"arguments":`+args+`}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","stopReason":"toolUse","timestamp":`+fmt.Sprint(start.UnixMilli())+`}`)
 	j.entry("message", end, `"message":{"role":"toolResult","toolCallId":"call_1","toolName":`+js(name)+`,"content":[{"type":"text","text":`+js(output)+`}],"isError":false,"timestamp":`+fmt.Sprint(end.UnixMilli())+`}`)
 }
 
-func (j *journal) compaction(end time.Time, summary string) {
+func (j *fixture) compaction(end time.Time, summary string) {
 	j.entry("compaction", end, `"summary":`+js(summary)+`,"firstKeptEntryId":"00000001","tokensBefore":4242`)
 }
 
 // name is the file name rally would give the session.
-func (j *journal) name() string {
+func (j *fixture) name() string {
 	return strings.NewReplacer(":", "-", ".", "-").Replace(iso(j.start)) + "_" + j.id + ".jsonl"
 }
 
-func (j *journal) write(t testing.TB, dir string) string {
+func (j *fixture) write(t testing.TB, dir string) string {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func (j *journal) write(t testing.TB, dir string) string {
 
 // retrySession is a prompt whose first model call failed with an overload
 // after 500 ms and was retried after the default 2 s wait.
-func retrySession(id string) *journal {
+func retrySession(id string) *fixture {
 	j := newFixture(id)
 	j.user(j.at(0), "What does rally do?")
 	j.call(j.at(500), j.at(2500), "", "529 overloaded_error: Overloaded", true)

@@ -13,7 +13,7 @@ import (
 // the page must render (or refuse the file with an error), never panic,
 // and never carry a script tag, whatever the file holds.
 func FuzzSessionPage(f *testing.F) {
-	for _, j := range []*journal{retrySession("a"), scriptSession("b"), benchSession("c", t0, 30)} {
+	for _, j := range []*fixture{retrySession("a"), scriptSession("b"), benchSession("c", t0, 30)} {
 		f.Add([]byte(strings.Join(j.lines, "\n")))
 	}
 	f.Add([]byte(`{"type":"session","version":3,"id":"x"}` + "\n" + `{"type":"message","id":"1","timestamp":"1970-01-01T00:00:00Z","message":{"role":"assistant","stopReason":"error","timestamp":-99999999999999}}`))

@@ -1,9 +1,9 @@
 package web
 
-// Every read of a session file is in this file, through the session
-// package's public API (session.LoadJournal and its Loaded/Entry types), and
+// Every read of a session file is in this file, through the journal
+// package's public API (journal.Load and its Loaded/Entry types), and
 // everything it reads is turned into the console's own view types at once.
-// When persistence moves (session/journal) only this file changes.
+// When persistence changes, only this file does.
 
 import (
 	"encoding/json"
@@ -15,12 +15,12 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // sessionDir is the session directory of a project, as rally itself picks
 // it when --session-dir is not given.
-func sessionDir(home, cwd string) string { return session.Dir(home, cwd) }
+func sessionDir(home, cwd string) string { return journal.Dir(home, cwd) }
 
 // sessionFile is one candidate file of a session directory.
 type sessionFile struct {
@@ -67,7 +67,7 @@ func loadSession(dir, name string) (*sessionView, error) {
 	if !validSessionName(name) {
 		return nil, fmt.Errorf("load session %q: not a session file name", name)
 	}
-	ld, err := session.LoadJournal(filepath.Join(dir, name))
+	ld, err := journal.Load(filepath.Join(dir, name))
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +82,7 @@ func loadSession(dir, name string) (*sessionView, error) {
 }
 
 // viewEntry converts one journal entry.
-func viewEntry(e *session.Entry) entryView {
+func viewEntry(e *journal.Entry) entryView {
 	ev := entryView{ID: e.ID, Type: e.Type, End: e.Timestamp, Retried: e.Retried}
 	switch e.Type {
 	case "message":

@@ -168,7 +168,7 @@ func TestTimelineWaitsFollowSettings(t *testing.T) {
 const hostile = `<script>window.pwned=1</script><img src=x onerror="window.pwned=2"></pre><svg onload="window.pwned=3">`
 
 // scriptSession puts hostile text everywhere a session file can hold it.
-func scriptSession(id string) *journal {
+func scriptSession(id string) *fixture {
 	j := newFixture(id)
 	j.entry("session_info", j.at(0), `"name":`+js("name "+hostile))
 	j.user(j.at(0), "user "+hostile)

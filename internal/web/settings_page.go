@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/settings"
 )
 
@@ -420,9 +420,7 @@ func normalizeLines(v string) string {
 
 // looksLikeKey reports a value shaped like a provider API key, by the one
 // rule rally redacts them with.
-func looksLikeKey(v string) bool {
-	return !strings.Contains(v, "[redacted]") && strings.Contains(auth.Redact(v), "[redacted]")
-}
+func looksLikeKey(v string) bool { return redact.Secrets(v) != v }
 
 // unchanged reports whether v, as submitted, is the value the form showed.
 // Browsers send a textarea's line ends as CRLF.

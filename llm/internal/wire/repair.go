@@ -6,10 +6,12 @@ import (
 	"github.com/rally-agent/rally/llm"
 )
 
-// NoResult is the text of the stand-in result Repair gives a tool call
-// that has none in the conversation (the run was cut short before the tool
-// ran).
-const NoResult = "No result: the tool call was interrupted before it ran."
+// NoResult is the text of the stand-in error result Repair gives a tool
+// call that has none in the conversation. Such a call comes from a
+// finished answer, so rally had started the tool when the run was cut
+// short (a crash, kill -9): the side effect may have happened, and the
+// model must check before running it again rather than assume it did not.
+const NoResult = "No result: the tool was started, but its result was lost when rally stopped. Check whether it took effect before running it again."
 
 // Repair returns msgs mended so that every provider API accepts them. All
 // of them refuse a tool call without its result and a result without its
