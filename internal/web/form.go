@@ -199,13 +199,12 @@ func buildTable(key, title string, n *schemaNode, l *layers) (*formTable, error)
 		}
 		t.Rows = append(t.Rows, row)
 	}
-	if len(t.Rows) > 0 {
-		t.NewName = newPrefix + key
-		t.New = &tableRow{}
-		for _, c := range t.Rows[0].Cells {
-			f := &field{Name: newPrefix + key + "." + c.Label, Label: c.Label, Description: c.Description,
-				Hint: c.Hint, Widget: c.Widget, Options: slices.Clone(c.Options), Source: "new", node: c.node}
-			f.selectValue("")
+	t.NewName = newPrefix + key
+	t.New = &tableRow{}
+	for _, name := range item.Properties.names {
+		if c := item.Properties.nodes[name]; c.scalar() {
+			f := newField(newPrefix+key+"."+name, name, t.Columns[len(t.New.Cells)].Hint, c)
+			f.Source = "new"
 			t.New.Cells = append(t.New.Cells, f)
 		}
 	}
@@ -226,20 +225,30 @@ func buildField(key, label string, n *schemaNode, l *layers) (*field, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &field{Name: key, Label: label, Description: n.Description, Hint: hint(key, n), node: n}
+	f := newField(key, label, hint(key, n), n)
 	f.Source, f.SourceName = l.source(key)
 	f.ReadOnly = f.Source == "project" && l.target != l.project
 	if own, ok := l.target.Get(key); ok && l.invalid && !f.ReadOnly {
 		raw = own
-	}
-	if len(n.Default) > 0 {
-		f.Default = display(n, n.Default)
 	}
 	f.Value = display(n, raw)
 	if looksLikeKey(f.Value) {
 		// A key typed into the file by hand: never shown.
 		f.Value = ""
 		f.Notes = append(f.Notes, f.SourceName+": "+key+": looks like an API key, so it is not shown; keys belong in rally auth, not in settings: remove it from the file")
+	}
+	if f.Widget == wSelect {
+		f.selectValue(f.Value)
+	}
+	return f, nil
+}
+
+// newField is the input for a setting of schema n, named name, still
+// without a value.
+func newField(name, label, hint string, n *schemaNode) *field {
+	f := &field{Name: name, Label: label, Description: n.Description, Hint: hint, node: n}
+	if len(n.Default) > 0 {
+		f.Default = display(n, n.Default)
 	}
 	switch {
 	case n.Type == "boolean":
@@ -268,9 +277,9 @@ func buildField(key, label string, n *schemaNode, l *layers) (*field, error) {
 			inherit = "(default: " + f.Default + ")"
 		}
 		f.Options = append([]option{{Value: "", Label: inherit}}, f.Options...)
-		f.selectValue(f.Value)
+		f.selectValue("")
 	}
-	return f, nil
+	return f
 }
 
 // hint says what an input takes, in the words of the validation messages;

@@ -593,3 +593,21 @@ func TestKeyInFileNotShown(t *testing.T) {
 		t.Error("no word about the hidden value")
 	}
 }
+
+// A map that starts empty (fleet budgets) still gets a row to add to.
+func TestAddToEmptyTable(t *testing.T) {
+	e := newEnv(t)
+	form := e.load(t, "global")
+	form.Set("_new.fleet.budgets", "openai")
+	form.Set("_new.fleet.budgets.requestsPerMinute", "60")
+	if code, body := e.post(t, form, nil); code != http.StatusSeeOther {
+		t.Fatalf("save: %d\n%s", code, body)
+	}
+	var got struct {
+		Fleet struct{ Budgets map[string]map[string]int }
+	}
+	json.Unmarshal([]byte(readFile(t, e.src.Global.Path)), &got)
+	if got.Fleet.Budgets["openai"]["requestsPerMinute"] != 60 {
+		t.Errorf("file:\n%s", readFile(t, e.src.Global.Path))
+	}
+}
