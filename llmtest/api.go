@@ -218,7 +218,7 @@ func (r *reply) pieces() int {
 	}
 	return n
 }
-func (r *reply) thought() string  { return strings.Join(r.thinking, "") }
+func (r *reply) thought() string { return strings.Join(r.thinking, "") }
 
 // id is a response id with the provider's prefix, unique per request.
 func (r *reply) id(prefix string) string { return prefix + "llmtest" + itoa(r.seq) }
