@@ -210,6 +210,8 @@ func sse(event string, data any, delta bool) frame {
 
 func (r *reply) fullText() string { return strings.Join(r.text, "") }
 
+func (r *reply) thought() string  { return strings.Join(r.thinking, "") }
+
 // pieces counts the chunks a stream of the reply carries.
 func (r *reply) pieces() int {
 	n := len(r.thinking) + len(r.text)
@@ -218,7 +220,6 @@ func (r *reply) pieces() int {
 	}
 	return n
 }
-func (r *reply) thought() string { return strings.Join(r.thinking, "") }
 
 // id is a response id with the provider's prefix, unique per request.
 func (r *reply) id(prefix string) string { return prefix + "llmtest" + itoa(r.seq) }
