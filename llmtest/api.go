@@ -209,7 +209,6 @@ func sse(event string, data any, delta bool) frame {
 }
 
 func (r *reply) fullText() string { return strings.Join(r.text, "") }
-
 func (r *reply) thought() string  { return strings.Join(r.thinking, "") }
 
 // pieces counts the chunks a stream of the reply carries.
