@@ -124,7 +124,7 @@ func (anthropicWire) whole(r *reply) []byte {
 	for i, t := range r.tools {
 		content = append(content, obj{{"type", "tool_use"}, {"id", r.toolID("toolu_", i)}, {"name", t.name}, {"input", json.RawMessage(t.args)}})
 	}
-	return mustJSON(obj{
+	return append(mustJSON(obj{
 		{"id", r.id("msg_")},
 		{"type", "message"},
 		{"role", "assistant"},
@@ -133,7 +133,7 @@ func (anthropicWire) whole(r *reply) []byte {
 		{"stop_reason", anthropicStop(r.stop)},
 		{"stop_sequence", nil},
 		{"usage", anthropicUsage(r.usage, r.usage.Output)},
-	})
+	}), '\n')
 }
 
 func anthropicUsage(u Usage, output int) obj {
