@@ -72,7 +72,9 @@ func TestRPCDocs(t *testing.T) {
 		}
 		return false
 	}
-	section := func(name string) bool { return strings.Contains(doc, "\n### `"+name+"`") || strings.Contains(doc, "\n### `"+name+" ") }
+	section := func(name string) bool {
+		return strings.Contains(doc, "\n### `"+name+"`") || strings.Contains(doc, "\n### `"+name+" ")
+	}
 	cmds := constStrings(t, "../../rpc/protocol.go", "Cmd")
 	events := constStrings(t, "../../agent/event.go", "")
 	if len(cmds) < 16 || len(events) < 16 {
