@@ -38,9 +38,9 @@ func mdBlocks(lines []string) []mdBlock {
 	return bs
 }
 
-// shellWords splits a command the way sh would for the quoting the docs
+// shellSplit splits a command the way sh would for the quoting the docs
 // use: single and double quotes, and backslash-newline continuations.
-func shellWords(s string) ([]string, error) {
+func shellSplit(s string) ([]string, error) {
 	s = strings.ReplaceAll(s, "\\\n", " ")
 	var words []string
 	var w strings.Builder
@@ -168,7 +168,7 @@ func TestFakeLLMDocs(t *testing.T) {
 		cmd := strings.TrimSpace(strings.Split(b.text, "# ")[0])
 		switch {
 		case strings.HasPrefix(cmd, "rally fake-llm "):
-			args, err := shellWords(strings.TrimPrefix(cmd, "rally fake-llm "))
+			args, err := shellSplit(strings.TrimPrefix(cmd, "rally fake-llm "))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestFakeLLMDocs(t *testing.T) {
 			if i+1 >= len(blocks) {
 				t.Fatalf("%s:%d: no output shown after the example", path, b.first)
 			}
-			args, err := shellWords(strings.TrimPrefix(cmd, "curl "))
+			args, err := shellSplit(strings.TrimPrefix(cmd, "curl "))
 			if err != nil {
 				t.Fatal(err)
 			}
