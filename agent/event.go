@@ -7,35 +7,31 @@ import (
 	"github.com/rally-agent/rally/tool"
 )
 
-// Event types of the agent loop, and of the session around it (DESIGN §3.2,
-// §6.2). The names are the RPC wire names.
+// EventType names a loop event. The values are the RPC wire names
+// (DESIGN §6.2); the session re-exports them beside its own kinds.
+type EventType string
+
+// The events of the agent loop. Retries, compaction and settling are the
+// session's (package session), not the loop's.
 const (
-	AgentStart          = "agent_start"
-	AgentEnd            = "agent_end"
-	AgentSettled        = "agent_settled"
-	TurnStart           = "turn_start"
-	TurnEnd             = "turn_end"
-	MessageStart        = "message_start"
-	MessageUpdate       = "message_update"
-	MessageEnd          = "message_end"
-	MessageDiscarded    = "message_discarded"
-	ToolExecutionStart  = "tool_execution_start"
-	ToolExecutionUpdate = "tool_execution_update"
-	ToolExecutionEnd    = "tool_execution_end"
-	CompactionStart     = "compaction_start"
-	CompactionEnd       = "compaction_end"
-	AutoRetryStart      = "auto_retry_start"
-	AutoRetryEnd        = "auto_retry_end"
+	AgentStart          EventType = "agent_start"
+	AgentEnd            EventType = "agent_end"
+	TurnStart           EventType = "turn_start"
+	TurnEnd             EventType = "turn_end"
+	MessageStart        EventType = "message_start"
+	MessageUpdate       EventType = "message_update"
+	MessageEnd          EventType = "message_end"
+	ToolExecutionStart  EventType = "tool_execution_start"
+	ToolExecutionUpdate EventType = "tool_execution_update"
+	ToolExecutionEnd    EventType = "tool_execution_end"
 )
 
 // Event is one thing that happened in a run. Only the fields of its Type
-// are meaningful; MarshalJSON writes exactly those, in the wire shapes, and
-// UnmarshalJSON reads them back (json.go).
+// are meaningful.
 type Event struct {
-	Type string
+	Type EventType
 
-	// message_start, message_update, message_end, message_discarded,
-	// turn_end.
+	// message_start, message_update, message_end, turn_end.
 	Message *llm.Message
 	// message_update: the provider stream's event.
 	Assistant *llm.Event
@@ -50,22 +46,4 @@ type Event struct {
 	Args       json.RawMessage
 	Result     *tool.Result
 	IsError    bool
-
-	// agent_end, compaction_end.
-	WillRetry bool
-
-	// auto_retry_start, auto_retry_end.
-	Attempt      int
-	MaxAttempts  int
-	DelayMs      int64
-	ErrorMessage string
-	ErrorClass   string
-	SwitchedTo   string
-	Success      bool
-	FinalError   string
-
-	// compaction_start, compaction_end.
-	Reason     string
-	Compaction any
-	Aborted    bool
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -201,28 +202,26 @@ func TestLockHonoursContext(t *testing.T) {
 	unlock2()
 }
 
-func TestRedact(t *testing.T) {
-	long := strings.Repeat("word ", 100)
-	tests := []struct{ name, in, secret, want string }{
-		{"known secret", "bad key " + keyA + " here", keyA, "bad key [redacted] here"},
-		{"key shaped", "key sk-proj-abcdefghijklmnop echoed", "", "key [redacted] echoed"},
-		{"google", "key AIzaSyA1234567890abcdef", "", "key [redacted]"},
-		{"prose", "ask-me about sk-", "", "ask-me about sk-"},
-		{"one line", "a\n  b\tc", "", "a b c"},
-		{"clipped", long, "", strings.TrimSpace(long)[:160] + "…"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Redact(tt.in, tt.secret); got != tt.want {
-				t.Errorf("Redact = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAuthIsBelowSession: auth sits beside llm (DESIGN §1); the session's
+// Switcher interface is the session's, and auth satisfies it without
+// importing session, the agent loop or the tools.
+func TestAuthIsBelowSession(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, above := range []string{"session", "agent", "tool"} {
+			if dep == "github.com/rally-agent/rally/"+above || strings.HasPrefix(dep, "github.com/rally-agent/rally/"+above+"/") {
+				t.Errorf("auth depends on %s", dep)
+			}
+		}
 	}
 }

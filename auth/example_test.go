@@ -28,7 +28,7 @@ func ExampleRotation() {
 			return file.Pool(provider, []string{"OPENAI_API_KEY"}, os.Getenv), nil
 		},
 		Connect: func(provider, model, key string) (llm.Provider, llm.Model, error) {
-			return &openai.Completions{BaseURL: "https://api.openai.com/v1", APIKey: key, Provider: provider},
+			return &openai.Completions{ClientOptions: llm.ClientOptions{BaseURL: "https://api.openai.com/v1", APIKey: key, Provider: provider}},
 				llm.Model{Provider: provider, ID: model, API: llm.APIOpenAICompletions}, nil
 		},
 		Fallbacks: []string{"openai/gpt-4o-mini"},
@@ -37,7 +37,7 @@ func ExampleRotation() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	s, err := session.New(session.Config{Provider: start.Provider, Model: start.Model, Switcher: rot})
+	s, err := session.New(session.Config{Provider: start.Provider, Model: start.Model, Ref: start.Ref, Switcher: rot})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,15 +2,15 @@ package auth
 
 import (
 	"context"
+	"github.com/rally-agent/rally/internal/redact"
 	"log/slog"
-	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
-	"github.com/rally-agent/rally/session"
 )
 
 // Config is what a Rotation needs from the program that embeds it.
@@ -37,32 +37,31 @@ type Config struct {
 }
 
 // Rotation chooses the credential and model of one session and moves it on
-// a usage limit. It implements session.SwitcherFrom. A session keeps its
-// credential while it works: only a usage limit marks and rotates it;
-// a transient error with a too-long wait may move the session to a
-// fallback model, but never marks or rotates a credential.
+// a usage limit. It implements the session's Switcher (package session
+// owns that interface; auth needs nothing of it). A session keeps its
+// credential while it works: only a usage limit marks and rotates it; a
+// transient error with a too-long wait may move the session to a fallback
+// model, but never marks or rotates a credential.
 type Rotation struct {
 	cfg Config
 
-	mu  sync.Mutex
-	cur *client // what the session was last given
+	mu sync.Mutex
+	// issued is every Target handed out, by its Ref, so Switch knows which
+	// credential a failed call used whatever wraps the client.
+	issued map[string]issued
 	// local holds the marks this rotation made, so a store that failed to
 	// record one cannot send the session back to the exhausted key.
 	local []Mark
 }
 
-var _ session.Switcher = (*Rotation)(nil)
-
-// client is a provider client handed out by a Rotation; Switch
-// recognises it and so knows which credential a failed call used.
-type client struct {
-	llm.Provider
+// issued is what a Target's Ref stands for.
+type issued struct {
 	provider, model string
 	cred            Credential
 }
 
 // New returns a Rotation.
-func New(cfg Config) *Rotation { return &Rotation{cfg: cfg} }
+func New(cfg Config) *Rotation { return &Rotation{cfg: cfg, issued: map[string]issued{}} }
 
 func (r *Rotation) now() time.Time {
 	if r.cfg.Now != nil {
@@ -85,12 +84,12 @@ func (r *Rotation) log() *slog.Logger {
 // first, and the provider's answer decides (a mark can be stale, e.g.
 // after a plan upgrade). Target.Name is otherwise the credential's id, ""
 // for no key.
-func (r *Rotation) Start(ctx context.Context, provider, model string) (session.Target, error) {
+func (r *Rotation) Start(ctx context.Context, provider, model string) (llm.Target, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	creds, err := r.cfg.Credentials(provider)
 	if err != nil {
-		return session.Target{}, err
+		return llm.Target{}, err
 	}
 	if len(creds) == 0 {
 		creds = []Credential{{}}
@@ -117,25 +116,25 @@ func (r *Rotation) Start(ctx context.Context, provider, model string) (session.T
 	return r.open(provider, model, first, first.ID)
 }
 
-// Switch implements session.Switcher: on a usage limit it marks the
-// failed call's credential as blocked until now + hint (DefaultBlock
-// without a hint) and moves to the provider's next unblocked credential;
-// otherwise, or when there is none, to the first fallback model with an
-// unblocked credential. ok is false when nothing is left.
-func (r *Rotation) Switch(ctx context.Context, from session.Target, failed error, hint time.Duration) (session.Target, bool) {
+// Switch implements the session's Switcher: on a usage limit it marks the
+// failed call's credential (from.Ref) as blocked until now + failure.Hint
+// (DefaultBlock without a hint) and moves to the provider's next unblocked
+// credential; otherwise, or when there is none, to the first fallback
+// model with an unblocked credential. ok is false when nothing is left.
+func (r *Rotation) Switch(ctx context.Context, from llm.Target, failure retry.Report) (llm.Target, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c, ok := from.Provider.(*client)
+	c, ok := r.issued[from.Ref]
 	if !ok {
-		// A client the rotation did not make (set by SetModel): the
-		// credential it used is unknown, so nothing is marked.
-		c = &client{provider: from.Model.Provider, model: from.Model.ID}
+		// A client the rotation did not hand out: the credential it used
+		// is unknown, so nothing is marked.
+		c = issued{provider: from.Model.Provider, model: from.Model.ID}
 	}
-	return r.switchFrom(ctx, c, failed, hint)
+	return r.switchFrom(ctx, c, failure)
 }
 
-func (r *Rotation) switchFrom(ctx context.Context, from *client, failed error, hint time.Duration) (session.Target, bool) {
-	if llm.Classify(failed).Class != retry.UsageLimit {
+func (r *Rotation) switchFrom(ctx context.Context, from issued, failure retry.Report) (llm.Target, bool) {
+	if failure.Class != retry.UsageLimit {
 		return r.toFallback(ctx, from)
 	}
 	creds, err := r.cfg.Credentials(from.provider)
@@ -143,7 +142,7 @@ func (r *Rotation) switchFrom(ctx context.Context, from *client, failed error, h
 		r.log().Warn("auth: credentials", "provider", from.provider, "err", err)
 	}
 	if from.cred.ID != "" && from.cred.Key != "" {
-		r.block(ctx, from, failed, hint, creds)
+		r.block(ctx, from, failure, creds)
 	}
 	marks := r.blocked(ctx, from.provider)
 	for _, c := range creds {
@@ -161,7 +160,7 @@ func (r *Rotation) switchFrom(ctx context.Context, from *client, failed error, h
 	return r.toFallback(ctx, from)
 }
 
-func (r *Rotation) toFallback(ctx context.Context, from *client) (session.Target, bool) {
+func (r *Rotation) toFallback(ctx context.Context, from issued) (llm.Target, bool) {
 	t, ok := r.fallback(ctx, from.provider, from.model)
 	if ok {
 		r.log().Warn("auth: switching to a fallback model", "from", from.provider+"/"+from.model, "to", t.Name)
@@ -170,7 +169,8 @@ func (r *Rotation) toFallback(ctx context.Context, from *client) (session.Target
 }
 
 // block marks the failed call's credential in the store and locally.
-func (r *Rotation) block(ctx context.Context, from *client, failed error, hint time.Duration, creds []Credential) {
+func (r *Rotation) block(ctx context.Context, from issued, failure retry.Report, creds []Credential) {
+	hint := failure.Hint
 	if hint <= 0 {
 		hint = DefaultBlock
 	}
@@ -178,7 +178,7 @@ func (r *Rotation) block(ctx context.Context, from *client, failed error, hint t
 	for _, c := range creds {
 		secrets = append(secrets, c.Key)
 	}
-	m := Mark{Provider: from.provider, ID: from.cred.ID, Key: Fingerprint(from.cred.Key), Until: r.now().Add(hint), Reason: Redact(failed.Error(), secrets...)}
+	m := Mark{Provider: from.provider, ID: from.cred.ID, Key: Fingerprint(from.cred.Key), Until: r.now().Add(hint), Reason: redact.Line(failure.Message, secrets...)}
 	r.local = append(r.local, m)
 	if r.cfg.Marks == nil {
 		return
@@ -192,7 +192,7 @@ func (r *Rotation) block(ctx context.Context, from *client, failed error, hint t
 
 // fallback moves to the first fallback model, other than the one that
 // failed, that has an unblocked credential.
-func (r *Rotation) fallback(ctx context.Context, provider, model string) (session.Target, bool) {
+func (r *Rotation) fallback(ctx context.Context, provider, model string) (llm.Target, bool) {
 	for _, ref := range r.cfg.Fallbacks {
 		p, m, ok := strings.Cut(ref, "/")
 		if !ok || p == "" || m == "" || (p == provider && m == model) {
@@ -216,18 +216,18 @@ func (r *Rotation) fallback(ctx context.Context, provider, model string) (sessio
 			return t, true
 		}
 	}
-	return session.Target{}, false
+	return llm.Target{}, false
 }
 
-// open connects and remembers the client as the session's current one.
-func (r *Rotation) open(provider, model string, c Credential, name string) (session.Target, error) {
+// open connects and records what the Target's Ref stands for.
+func (r *Rotation) open(provider, model string, c Credential, name string) (llm.Target, error) {
 	p, m, err := r.cfg.Connect(provider, model, c.Key)
 	if err != nil {
-		return session.Target{}, err
+		return llm.Target{}, err
 	}
-	cl := &client{Provider: p, provider: provider, model: m.ID, cred: c}
-	r.cur = cl
-	return session.Target{Provider: cl, Model: m, Name: name}, nil
+	ref := strconv.Itoa(len(r.issued) + 1)
+	r.issued[ref] = issued{provider: provider, model: m.ID, cred: c}
+	return llm.Target{Provider: p, Model: m, Name: name, Ref: ref}, nil
 }
 
 // blocked returns provider's live marks from the store and from this
@@ -249,26 +249,4 @@ func (r *Rotation) blocked(ctx context.Context, provider string) []Mark {
 		}
 	}
 	return marks
-}
-
-// keyShaped matches tokens that look like API keys of the providers rally
-// knows, for text that may echo a key nobody told us about.
-var keyShaped = regexp.MustCompile(`\b(sk-|sk_|gsk_|xai-|AIza|pk-|rk-)[A-Za-z0-9_\-]{8,}`)
-
-// Redact removes the given secrets and anything shaped like an API key
-// from s, and cuts it to one short line: it is what marks store as their
-// reason.
-func Redact(s string, secrets ...string) string {
-	for _, k := range secrets {
-		if len(k) >= 8 {
-			s = strings.ReplaceAll(s, k, "[redacted]")
-		}
-	}
-	s = keyShaped.ReplaceAllString(s, "[redacted]")
-	s = strings.Join(strings.Fields(s), " ")
-	const max = 160
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max]) + "…"
-	}
-	return s
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/retry"
 )
 
 // stub is a provider client that only remembers its key.
@@ -67,14 +67,14 @@ func newRig(t *testing.T, fallbacks ...string) *rig {
 // sharing the rig's marks.
 func (r *rig) rotation() *Rotation { return New(r.cfg) }
 
-func keyOf(t session.Target) string {
+func keyOf(t llm.Target) string {
 	if t.Provider == nil {
 		return "<none>"
 	}
-	return t.Provider.(*client).Provider.(*stub).key
+	return t.Provider.(*stub).key
 }
 
-func describe(t session.Target, ok bool) string {
+func describe(t llm.Target, ok bool) string {
 	if !ok {
 		return "no switch"
 	}
@@ -92,7 +92,7 @@ func TestRotationOnUsageLimit(t *testing.T) {
 	}
 
 	// A gets a usage limit with a 5 h reset: marked, and the session moves to B.
-	to, ok := rot.Switch(ctx, start, usageLimit("limit reached for "+keyA), 5*time.Hour)
+	to, ok := rot.Switch(ctx, start, report(usageLimit("limit reached for "+keyA+", also echoed in part as zz"+keyA[8:20]+"***"), 5*time.Hour))
 	if got := describe(to, ok); got != "b openai/m 2222" {
 		t.Fatalf("after A's limit: %s", got)
 	}
@@ -101,6 +101,8 @@ func TestRotationOnUsageLimit(t *testing.T) {
 	if len(ms) != 1 || ms[0].ID != "a" || !ms[0].Until.Equal(r.clk.t.Add(5*time.Hour)) || ms[0].Key != Fingerprint(keyA) {
 		t.Fatalf("marks %+v", ms)
 	}
+	// The reason goes through the one redactor (internal/redact): whole and
+	// partial echoes of the key are gone.
 	if strings.Contains(ms[0].Reason, "AAAA") || !strings.Contains(ms[0].Reason, "429") {
 		t.Errorf("reason %q", ms[0].Reason)
 	}
@@ -113,7 +115,7 @@ func TestRotationOnUsageLimit(t *testing.T) {
 	// B's limit has no stated reset: blocked for DefaultBlock, and the
 	// first fallback that works answers (nowhere is unknown, empty has no
 	// key, openai/m is where we are).
-	to, ok = rot.Switch(ctx, to, usageLimit("limit"), 0)
+	to, ok = rot.Switch(ctx, to, report(usageLimit("limit"), 0))
 	if got := describe(to, ok); got != "backup/m2 backup/m2 3333" {
 		t.Fatalf("after B's limit: %s", got)
 	}
@@ -128,7 +130,7 @@ func TestRotationOnUsageLimit(t *testing.T) {
 	}
 
 	// The fallback is exhausted too: nothing is left.
-	if got := describe(rot.Switch(ctx, to, usageLimit("limit"), 2*time.Hour)); got != "no switch" {
+	if got := describe(rot.Switch(ctx, to, report(usageLimit("limit"), 2*time.Hour))); got != "no switch" {
 		t.Errorf("with everything blocked: %s", got)
 	}
 
@@ -173,7 +175,7 @@ func TestRotationTransientNeverRotates(t *testing.T) {
 			start := must2(rot.Start(ctx, "openai", "m"))
 			// A too-long wait on a transient error: no mark, no other
 			// credential of the provider; a fallback model if there is one.
-			to, ok := rot.Switch(ctx, start, overloaded(), 5*time.Hour)
+			to, ok := rot.Switch(ctx, start, report(overloaded(), 5*time.Hour))
 			got := "no switch"
 			if ok {
 				k := keyOf(to)
@@ -197,8 +199,8 @@ func TestRotationForeignClient(t *testing.T) {
 	r := newRig(t)
 	rot := r.rotation()
 	must2(rot.Start(ctx, "openai", "m"))
-	foreign := session.Target{Provider: &stub{key: keyB}, Model: llm.Model{Provider: "openai", ID: "m2"}}
-	to, ok := rot.Switch(ctx, foreign, usageLimit("limit"), time.Hour)
+	foreign := llm.Target{Provider: &stub{key: keyB}, Model: llm.Model{Provider: "openai", ID: "m2"}}
+	to, ok := rot.Switch(ctx, foreign, report(usageLimit("limit"), time.Hour))
 	if got := describe(to, ok); got != "a openai/m2 1111" {
 		t.Errorf("switch %s", got)
 	}
@@ -223,13 +225,40 @@ func TestRotationStoreDown(t *testing.T) {
 	r.cfg.Marks = failing{}
 	rot := r.rotation()
 	a := must2(rot.Start(ctx, "openai", "m"))
-	b, ok := rot.Switch(ctx, a, usageLimit("limit"), time.Hour)
+	b, ok := rot.Switch(ctx, a, report(usageLimit("limit"), time.Hour))
 	if got := describe(b, ok); got != "b openai/m 2222" {
 		t.Fatalf("switch %s", got)
 	}
-	if got := describe(rot.Switch(ctx, b, usageLimit("limit"), time.Hour)); got != "no switch" {
+	if got := describe(rot.Switch(ctx, b, report(usageLimit("limit"), time.Hour))); got != "no switch" {
 		t.Errorf("second switch %s, want none (A is blocked locally)", got)
 	}
+}
+
+// TestRotationWrappedClient: a client the session wrapped (a logging or
+// fault-injecting provider around the one handed out) is still known by
+// its Ref, so its credential is marked.
+func TestRotationWrappedClient(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	rot := r.rotation()
+	a := must2(rot.Start(ctx, "openai", "m"))
+	a.Provider = wrapped{a.Provider}
+	b, ok := rot.Switch(ctx, a, report(usageLimit("limit"), time.Hour))
+	if got := describe(b, ok); got != "b openai/m 2222" {
+		t.Fatalf("switch %s", got)
+	}
+	if ms := must2(r.marks.Blocked(ctx, "openai")); len(ms) != 1 || ms[0].ID != "a" {
+		t.Errorf("marks %+v, want A marked", ms)
+	}
+}
+
+type wrapped struct{ llm.Provider }
+
+// report is what the session hands Switch for err, with the hint given.
+func report(err error, hint time.Duration) retry.Report {
+	r := retry.Inspect(err, time.Now())
+	r.Hint = hint
+	return r
 }
 
 func must2[T any](v T, err error) T {

@@ -9,12 +9,20 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Classify gives a failure its class, following DESIGN §2.2 in order:
 // context overflow first, then an explicit x-should-retry header, then
 // structured fields (HTTP status, error type and code, Go transport error
 // types), then the text of the message, and Fatal for anything else.
+//
+// Text is matched after lowercasing and folding whitespace, so a message
+// wrapped over lines reads like the original. One rule needs the hint: a
+// rate limit whose stated wait is LongWait or more is a UsageLimit. Classify
+// reads that wait itself, from relative values only (seconds, durations,
+// "try again in …"), so it stays clock-free and costs nothing unless the
+// failure is a rate limit.
 func Classify(f Failure) Verdict {
 	ft := parse(f)
 	if r := overflow(&ft); r != "" {
@@ -48,11 +56,12 @@ var overflowCodes = []string{
 	"exceed_context_size_error",
 	"context_window_exceeded",
 	"string_above_max_length",
+	"model_max_prompt_tokens_exceeded", // GitHub Copilot
 }
 
-// overflowPhrases are lowercased message fragments, one or more per provider
-// family, that mean the request does not fit the context window.
-var overflowPhrases = []string{
+// overflowPhrases are message fragments, one or more per provider family,
+// that mean the request does not fit the context window.
+var overflowPhrases = dict.list(
 	"prompt is too long",                     // Anthropic
 	"exceeds the context window",             // OpenAI Responses
 	"maximum context length is",              // OpenAI, vLLM, DeepSeek
@@ -68,7 +77,7 @@ var overflowPhrases = []string{
 	"context window exceeds limit",           // MiniMax
 	"context length exceeded",                //
 	"context_length_exceeded",                //
-	"context size has been exceeded",         // llama.cpp
+	"context size has been exceeded",         // llama.cpp, LM Studio MLX
 	"larger than the max context size",       // llama.cpp embedding slots
 	"input is too large to process",          // llama.cpp physical batch
 	"exceed context window of",               // llama-cpp-python
@@ -85,7 +94,21 @@ var overflowPhrases = []string{
 	"too many tokens in the prompt",          //
 	"400 (no body)",                          // some OpenAI-compatible hosts
 	"413 (no body)",                          //
-}
+	"exceed context limit",                   // Anthropic and proxies: "input length and `max_tokens` exceed context limit: A + B > C"
+	"exceeded model token limit",             // Moonshot/Kimi "Your request exceeded model token limit: N"
+	"too long to fit into the model",         // vLLM "The prompt (total length N) is too long to fit into the model (context length M)"
+	"request too large (max",                 // client-side payload caps: "Request too large (max 32MB)"
+)
+
+// Fragments for the general overflow rule (countOverLimit).
+var (
+	// comparisons state that something is over a limit.
+	comparisons = dict.list("exceed", "too long", "too large", "longer than", "larger than", "greater than", " > ", ">=")
+	// limitNouns name the limit that matters for overflow.
+	limitNouns = []string{"context", "prompt", "input", "n_ctx", "token limit", "model length"}
+	// budgetWords mark a rate or quota budget, which is not the window.
+	budgetWords = []string{"per minute", "per min", "tokens per", "per hour", "per day", "rate limit", "tpm", "tpd", "quota", "/min"}
+)
 
 func overflow(ft *facts) string {
 	for _, c := range ft.codes {
@@ -95,20 +118,18 @@ func overflow(ft *facts) string {
 			}
 		}
 	}
-	t := ft.text
-	for _, p := range overflowPhrases {
-		if strings.Contains(t, p) {
-			return "overflow: " + strings.TrimSpace(p)
-		}
+	if p := overflowPhrases.first(&ft.found); p != "" {
+		return "overflow: " + strings.TrimSpace(p)
 	}
+	t := ft.text
 	// Gemini: "The input token count (N) exceeds the maximum number of
 	// tokens allowed (M)."
 	if i := strings.Index(t, "input token count"); i >= 0 && strings.Contains(t[i:], "exceeds the maximum") {
 		return "overflow: input token count exceeds the maximum"
 	}
-	// llama.cpp n_ctx variants: "requested tokens (N) exceed context window
-	// of M", "… > n_ctx".
-	if strings.Contains(t, "n_ctx") && (strings.Contains(t, "exceed") || strings.Contains(t, "too long") || strings.Contains(t, "larger")) {
+	// llama.cpp and LM Studio n_ctx variants: "requested tokens (N) exceed
+	// context window of M", "… > n_ctx", "n_keep (N) >= n_ctx (M)".
+	if strings.Contains(t, "n_ctx") && hasAny(t, "exceed", "too long", "larger", ">=", "n_keep") {
 		return "overflow: n_ctx exceeded"
 	}
 	// A request larger than the whole tokens-per-minute budget can never
@@ -116,10 +137,103 @@ func overflow(ft *facts) string {
 	if strings.Contains(t, "request too large") && (strings.Contains(t, "tokens per minute") || strings.Contains(t, "tpm")) {
 		return "overflow: request larger than the tokens-per-minute budget"
 	}
+	// The same on hosts that word it as a rate limit: "Limit 7000, Used 0,
+	// Requested ~12903" asks for more than the whole per-minute budget.
+	if requestOverBudget(t) {
+		return "overflow: request larger than the per-minute budget"
+	}
+	if countOverLimit(ft) {
+		return "overflow: token count over the context limit"
+	}
 	if ft.status == 413 {
 		return "overflow: http 413"
 	}
 	return ""
+}
+
+// countOverLimit is the general overflow rule, for the wordings no list
+// names yet: a message that states a token count against a context, prompt
+// or input limit is an overflow, whoever sends it ("Input length (N tokens)
+// exceeds the maximum allowed length", "prompt token count of N exceeds the
+// limit of M", "Prompt too long: N tokens exceeds max context window"). The
+// count, the comparison and the limit must stand within one stretch of text,
+// and a per-minute or per-day budget is a rate limit, not the window.
+func countOverLimit(ft *facts) bool {
+	if comparisons.first(&ft.found) == "" {
+		return false // the common path: nothing is compared with anything
+	}
+	if billingPhrases.first(&ft.found) != "" {
+		return false // a key's or account's token budget, not the window
+	}
+	const reach = 100
+	t := ft.text
+	for _, c := range comparisons.words {
+		for i := 0; i < len(t); {
+			j := strings.Index(t[i:], c)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			i = at + len(c)
+			w := t[max(0, at-reach):min(len(t), at+len(c)+reach)]
+			if hasAny(w, limitNouns...) && strings.Contains(w, "token") && hasDigit(w) && !hasAny(w, budgetWords...) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// requestOverBudget reads a per-minute token limit stated as "Limit L, …
+// Requested R" (Groq, OpenAI) and reports whether R alone exceeds L.
+func requestOverBudget(t string) bool {
+	if !strings.Contains(t, "per minute") && !strings.Contains(t, "per min") {
+		return false
+	}
+	l, ok := numberAfter(t, "limit ")
+	if !ok {
+		return false
+	}
+	r, ok := numberAfter(t, "requested ")
+	return ok && r > l
+}
+
+// numberAfter reads the integer after the first p in t that a number
+// follows, allowing a "~" and thousands separators ("~12903", "20,000").
+func numberAfter(t, p string) (int64, bool) {
+	for i := 0; ; {
+		j := strings.Index(t[i:], p)
+		if j < 0 {
+			return 0, false
+		}
+		i += j + len(p)
+		s := strings.TrimLeft(t[i:], "~: ")
+		var n int64
+		digits := 0
+	scan:
+		for k := 0; k < len(s) && digits < 15; k++ {
+			switch c := s[k]; {
+			case '0' <= c && c <= '9':
+				n = n*10 + int64(c-'0')
+				digits++
+			case c == ',' && digits > 0 && k+1 < len(s) && '0' <= s[k+1] && s[k+1] <= '9':
+			default:
+				break scan
+			}
+		}
+		if digits > 0 {
+			return n, true
+		}
+	}
+}
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if '0' <= s[i] && s[i] <= '9' {
+			return true
+		}
+	}
+	return false
 }
 
 // Structured codes, lowercased.
@@ -131,6 +245,7 @@ var (
 	usageCodes = []string{
 		"usage_limit_reached", "usage_limit_exceeded", "daily_limit_exceeded",
 		"quota_exceeded_daily", "usage_not_included",
+		"quota_exceeded", // GitHub Copilot's 402 "You have no quota"
 	}
 	transientCodes = []string{
 		"overloaded_error", "overloaded", "rate_limit_error", "rate_limit_exceeded",
@@ -139,7 +254,9 @@ var (
 		"serviceunavailableexception", "modeltimeoutexception", "internalserverexception",
 		"modelnotreadyexception", "server_error", "api_error", "timeout", "service_unavailable",
 		"engine_overloaded", "too_many_requests", "internal_server_error", "slow_down",
-		"aborted",
+		"aborted", "rate_limited",
+		// Node's error codes, when a client serialised the error object.
+		"econnreset", "econnrefused", "etimedout", "epipe", "eai_again", "enotfound",
 	}
 	fatalCodes = []string{
 		"authentication_error", "permission_error", "invalid_request_error",
@@ -166,18 +283,26 @@ func structured(f Failure, ft *facts) (Class, string) {
 	if c := hasCode(ft, billingCodes); c != "" {
 		return Fatal, "billing: " + c
 	}
+	// A plan quota sent as 402 (GitHub Copilot's quota_exceeded) resets with
+	// the plan period; it is a usage limit, not an empty account.
+	if c := hasCode(ft, usageCodes); c != "" {
+		return UsageLimit, "usage limit: " + c
+	}
 	if ft.status == 402 {
 		return Fatal, "billing: http 402"
 	}
 	if isBilling(f.Provider, ft) {
 		return Fatal, "billing: out of credit"
 	}
-	if c := hasCode(ft, usageCodes); c != "" {
-		return UsageLimit, "usage limit: " + c
-	}
 	limited := ft.status == 429 || hasCode(ft, transientCodes) != ""
 	if limited && isLongQuota(ft) {
 		return UsageLimit, "usage limit: long-period quota"
+	}
+	// By magnitude: a limit whose stated wait is an hour or more is a plan
+	// or daily quota, whatever its wording ("retry after 86400 seconds",
+	// "your quota will reset after 27h41m36s").
+	if limited && statedWait(f, ft) >= LongWait {
+		return UsageLimit, "usage limit: stated wait of an hour or more"
 	}
 	if c := hasCode(ft, transientCodes); c != "" {
 		return Transient, "transient: " + c
@@ -193,7 +318,7 @@ func structured(f Failure, ft *facts) (Class, string) {
 	}
 	// Some providers send capacity trouble as a bad request (Mistral's
 	// "Service tier capacity exceeded" is an invalid_request_error).
-	if p := capacityPhrase(ft.text); p != "" && ft.status != 401 && ft.status != 403 {
+	if p := capacityPhrases.first(&ft.found); p != "" && ft.status != 401 && ft.status != 403 {
 		return Transient, "transient: " + p
 	}
 	if c := hasCode(ft, fatalCodes); c != "" {
@@ -205,6 +330,21 @@ func structured(f Failure, ft *facts) (Class, string) {
 	return Fatal, ""
 }
 
+// LongWait is the stated wait from which a rate limit is read as a usage
+// limit: per-minute and per-second limits state waits of seconds, plan and
+// daily quotas state hours.
+const LongWait = time.Hour
+
+// statedWait is the wait the failure states in relative terms: Hint with no
+// clock, so that absolute times (HTTP dates, epochs, "resets at …") do not
+// count and Classify stays clock-free. It is only computed for rate limits.
+func statedWait(f Failure, ft *facts) time.Duration {
+	if d := headerHint(f.Header, time.Time{}); d > 0 {
+		return d
+	}
+	return bodyHint(*ft, time.Time{})
+}
+
 // isBilling reports an account that is out of money, which waiting never
 // fixes. OpenAI says "You exceeded your current quota, please check your
 // plan and billing details" for it, while Gemini uses the same first words
@@ -212,17 +352,8 @@ func structured(f Failure, ft *facts) (Class, string) {
 // billing word or at OpenAI-shaped providers.
 func isBilling(provider string, ft *facts) bool {
 	t := ft.text
-	for _, p := range []string{
-		"credit balance is too low", "insufficient balance", "insufficient_balance",
-		"insufficient credits", "out of credits", "billing hard limit",
-		"payment required", "add more credits", "purchase more credits",
-		"requires more credits", "your account is not active", "spending limit",
-		"used all available credits", "prompt tokens limit exceeded",
-		"余额不足", // Zhipu: "insufficient balance"
-	} {
-		if strings.Contains(t, p) {
-			return true
-		}
+	if billingPhrases.first(&ft.found) != "" {
+		return true
 	}
 	if strings.Contains(t, "exceeded your current quota") || strings.Contains(t, "check your plan and billing details") {
 		return hasCode(ft, []string{"resource_exhausted"}) == "" && quotaMeansBilling(provider)
@@ -251,19 +382,31 @@ func isLongQuota(ft *facts) bool {
 			return true
 		}
 	}
-	t := ft.text
-	for _, p := range []string{
-		"usage limit", "per day", "tokens per day", "requests per day", "(tpd)", "(rpd)",
-		"daily limit", "daily quota", "daily rate limit", "per-day", "monthly limit",
-		"weekly limit", "plan limit", "subscription limit", "perday", "fair usage policy",
-		"extra usage is required", "allocated quota exceeded",
-	} {
-		if strings.Contains(t, p) {
-			return true
-		}
-	}
-	return false
+	return longQuotaPhrases.first(&ft.found) != ""
 }
+
+var billingPhrases = dict.list(
+	"credit balance is too low", "insufficient balance", "insufficient_balance",
+	"insufficient credits", "out of credits", "billing hard limit",
+	"payment required", "add more credits", "purchase more credits",
+	"requires more credits", "your account is not active", "spending limit",
+	"used all available credits", "prompt tokens limit exceeded",
+	"余额不足", // Zhipu: "insufficient balance"
+)
+
+var longQuotaPhrases = dict.list(
+	"usage limit", "per day", "tokens per day", "requests per day", "(tpd)", "(rpd)",
+	"daily limit", "daily quota", "daily rate limit", "per-day", "monthly limit",
+	"weekly limit", "plan limit", "subscription limit", "perday", "fair usage policy",
+	"extra usage is required", "allocated quota exceeded",
+	// Subscription clients render their plan windows as text: Claude Code
+	// "You've hit your limit · resets 4:50am (Europe/Rome)" and "… session
+	// limit …", Gemini CLI "Access resets at 10:57 PM GMT-3", GitHub
+	// Copilot "you have exceeded your Copilot token usage".
+	"hit your limit", "hit your session limit", "hit your weekly limit",
+	"limits will reset at", "access resets at", "exceeded your copilot token usage",
+	"premium request allowance",
+)
 
 // transport classifies Go errors by type.
 func transport(err error) (Class, string) {
@@ -318,11 +461,4 @@ func itoa(n int) string {
 	return string(b[i:])
 }
 
-func capacityPhrase(t string) string {
-	for _, p := range []string{"overloaded", "capacity exceeded", "at capacity", "over capacity"} {
-		if strings.Contains(t, p) {
-			return p
-		}
-	}
-	return ""
-}
+var capacityPhrases = dict.list("overloaded", "capacity exceeded", "at capacity", "over capacity")

@@ -82,6 +82,17 @@ func TestClassifyRules(t *testing.T) {
 		{"sdk status prefix", Failure{Body: "503 Service temporarily unavailable"}, Transient},
 		{"sdk code prefix", Failure{Body: "Error code: 401 - {'error': {'message': 'Incorrect API key provided'}}"}, Fatal},
 		{"described error", Failure{Err: describing{Failure{Status: 529}}}, Transient},
+		{"429 with a day-long retry-after header is a usage limit", Failure{Status: 429, Header: http.Header{"Retry-After": {"86400"}}}, UsageLimit},
+		{"429 with a short retry-after stays transient", Failure{Status: 429, Header: http.Header{"Retry-After": {"30"}}}, Transient},
+		{"an absolute retry-after date does not count (clock-free)", Failure{Status: 429, Header: http.Header{"Retry-After": {"Wed, 21 Oct 2099 07:28:00 GMT"}}}, Transient},
+		{"long wait on a non-limit error is not a usage limit", Failure{Status: 400, Body: "invalid model; retry after 86400 seconds"}, Fatal},
+		{"count over a context limit", Failure{Status: 400, Body: "Input length (9000 tokens) exceeds the maximum allowed length (8192 tokens)."}, ContextOverflow},
+		{"output token cap is a bad request, not overflow", Failure{Status: 400, Body: "max_tokens: 64000 > 32000, which is the maximum allowed number of output tokens"}, Fatal},
+		{"per-minute input budget is a rate limit", Failure{Status: 429, Body: "This request would exceed the rate limit for your organization of 20,000 input tokens per minute."}, Transient},
+		{"request alone over the per-minute budget", Failure{Status: 429, Body: "Rate limit reached on tokens per minute (TPM): Limit 7000, Used 0, Requested ~12903."}, ContextOverflow},
+		{"request fits the per-minute budget", Failure{Status: 429, Body: "Rate limit reached on tokens per minute (TPM): Limit 7000, Used 6000, Requested 2,000."}, Transient},
+		{"payment-required plan quota", Failure{Status: 402, Body: `{"error":{"message":"You have no quota","code":"quota_exceeded"}}`}, UsageLimit},
+		{"402 without a quota code stays billing", Failure{Status: 402, Body: `{"error":{"message":"Payment required"}}`}, Fatal},
 		{"empty", Failure{}, Fatal},
 	}
 	for _, tt := range tests {

@@ -3,17 +3,23 @@ package retry
 import (
 	"bufio"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
+	_ "time/tzdata" // corpus hints name IANA zones; do not depend on the machine's zone files
 )
 
 // corpusEntry is one real error, copied exactly from where it was seen
 // (Source), with the class and hint DESIGN §2 gives it.
 type corpusEntry struct {
-	Name     string            `json:"name"`
+	Name string `json:"name"`
+	// Family groups entries by the kind of failure they show (issue 13's
+	// families); optional.
+	Family   string            `json:"family"`
 	Provider string            `json:"provider"`
 	Status   *int              `json:"status"`
 	Headers  map[string]string `json:"headers"`
@@ -77,9 +83,12 @@ func loadCorpus(t testing.TB) []corpusEntry {
 // TestCorpus classifies every real error of the corpus and reads its hint.
 func TestCorpus(t *testing.T) {
 	entries := loadCorpus(t)
-	providers := map[string]int{}
+	providers, families := map[string]int{}, map[string]int{}
 	for _, e := range entries {
 		providers[e.Provider]++
+		if e.Family != "" {
+			families[e.Family]++
+		}
 		t.Run(e.Provider+"/"+e.Name, func(t *testing.T) {
 			f := e.failure()
 			if v := Classify(f); v.Class != e.Want {
@@ -97,6 +106,9 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("hint %d ms, want %d ms\nbody: %.300s", got, want, e.Body)
 			}
 		})
+	}
+	for _, f := range slices.Sorted(maps.Keys(families)) {
+		t.Logf("family %-42s %d entries", f, families[f])
 	}
 	if len(entries) < 150 || len(providers) < 15 {
 		t.Errorf("corpus has %d entries from %d providers; the issue asks for at least 150 from 15", len(entries), len(providers))

@@ -228,8 +228,9 @@ var bodyPhrases = []string{
 	"resets in", "reset in", "wait for", "retry-after:", "try again after",
 }
 
-// absPhrases introduce an absolute reset time in a message.
-var absPhrases = []string{"resets at", "reset at", "try again at", "available again at"}
+// absPhrases introduce an absolute reset time in a message. Claude Code
+// writes "resets 4:50am (Europe/Rome)" without "at".
+var absPhrases = []string{"resets at", "reset at", "try again at", "available again at", "resets "}
 
 func bodyHint(ft facts, now time.Time) time.Duration {
 	// Structured fields first: Gemini RetryInfo "retryDelay": "34s", Codex
@@ -257,6 +258,14 @@ func bodyHint(ft facts, now time.Time) time.Duration {
 		}
 	}
 	t := ft.text
+	// A RetryInfo inside a JSON-escaped string that did not decode (a proxy
+	// re-wrapped Google's body and cut or double-escaped it):
+	// …\"retryDelay\": \"34s\"….
+	for _, k := range []string{"retrydelay", "retry_delay"} {
+		if d := escapedField(t, k); d > 0 {
+			return d
+		}
+	}
 	for _, p := range bodyPhrases {
 		for i := 0; i < len(t); {
 			j := strings.Index(t[i:], p)
@@ -269,6 +278,9 @@ func bodyHint(ft facts, now time.Time) time.Duration {
 			}
 		}
 	}
+	if now.IsZero() {
+		return 0 // relative waits only (statedWait)
+	}
 	for _, p := range absPhrases {
 		if j := strings.Index(t, p); j >= 0 {
 			if d := valid(absTime(strings.TrimSpace(t[j+len(p):]), now)); d > 0 {
@@ -277,6 +289,27 @@ func bodyHint(ft facts, now time.Time) time.Duration {
 		}
 	}
 	return 0
+}
+
+// escapedField reads a duration that follows key inside escaped JSON text,
+// skipping the backslashes, quotes, colon and spaces between them.
+func escapedField(t, key string) time.Duration {
+	for i := 0; ; {
+		j := strings.Index(t[i:], key)
+		if j < 0 {
+			return 0
+		}
+		i += j + len(key)
+		k := i
+		for k < len(t) && (t[k] == '\\' || t[k] == '"' || t[k] == ':' || t[k] == ' ') {
+			k++
+		}
+		if k > i {
+			if d, n := scanDuration(t[k:]); n > 0 && valid(d) > 0 {
+				return d
+			}
+		}
+	}
 }
 
 // absTime reads a time at the start of s: RFC 3339, an HTTP date, a
@@ -303,7 +336,112 @@ func absTime(s string, now time.Time) time.Duration {
 		}
 	}
 	if len(tok) >= 10 {
-		return epochOr(tok, now, time.Second)
+		if d := epochOr(tok, now, time.Second); d != 0 {
+			return d
+		}
 	}
-	return 0
+	return clockTime(s, now)
+}
+
+// clockTime reads a wall-clock reset as subscription clients print it,
+// "4:50am (europe/rome)", "8pm (america/new_york)", "10:57 pm gmt-3",
+// "9:30 am", and returns the wait until its next occurrence. The zone is an
+// IANA name in parentheses, UTC/GMT with an optional offset in hours, or
+// absent (then now's own zone). An unknown zone name (no zone database on
+// this machine, or a made-up name) gives 0: the time is not guessed.
+func clockTime(s string, now time.Time) time.Duration {
+	h, m, n := clock(s)
+	if n == 0 {
+		return 0
+	}
+	loc := now.Location()
+	rest := strings.TrimLeft(s[n:], " ")
+	switch {
+	case strings.HasPrefix(rest, "("):
+		end := strings.IndexByte(rest, ')')
+		if end < 0 {
+			return 0
+		}
+		name := rest[1:end]
+		l, err := time.LoadLocation(ianaCase(name))
+		if err != nil {
+			return 0
+		}
+		loc = l
+	case strings.HasPrefix(rest, "utc"), strings.HasPrefix(rest, "gmt"):
+		off := 0
+		if r := rest[3:]; len(r) >= 2 && (r[0] == '+' || r[0] == '-') && '0' <= r[1] && r[1] <= '9' {
+			off = int(r[1] - '0')
+			if len(r) >= 3 && '0' <= r[2] && r[2] <= '9' {
+				off = off*10 + int(r[2]-'0')
+			}
+			if off > 14 {
+				return 0
+			}
+			if r[0] == '-' {
+				off = -off
+			}
+		}
+		loc = time.FixedZone(rest[:3], off*3600)
+	}
+	local := now.In(loc)
+	t := time.Date(local.Year(), local.Month(), local.Day(), h, m, 0, 0, loc)
+	if !t.After(now) {
+		t = time.Date(local.Year(), local.Month(), local.Day()+1, h, m, 0, 0, loc)
+	}
+	return t.Sub(now)
+}
+
+// clock reads "4:50am", "8pm", "10:57 pm", "21:30" at the start of s and
+// returns the 24-hour time and the bytes used (0 if none).
+func clock(s string) (h, m, n int) {
+	i := 0
+	for i < len(s) && i < 2 && '0' <= s[i] && s[i] <= '9' {
+		h = h*10 + int(s[i]-'0')
+		i++
+	}
+	if i == 0 {
+		return 0, 0, 0
+	}
+	minutes := false
+	if i+2 < len(s) && s[i] == ':' && '0' <= s[i+1] && s[i+1] <= '5' && '0' <= s[i+2] && s[i+2] <= '9' {
+		m = int(s[i+1]-'0')*10 + int(s[i+2]-'0')
+		i += 3
+		minutes = true
+	}
+	j := i
+	if j < len(s) && s[j] == ' ' {
+		j++
+	}
+	switch {
+	case strings.HasPrefix(s[j:], "am"), strings.HasPrefix(s[j:], "pm"):
+		if h < 1 || h > 12 || (j+2 < len(s) && isLetter(s[j+2])) {
+			return 0, 0, 0
+		}
+		if h == 12 {
+			h = 0
+		}
+		if s[j] == 'p' {
+			h += 12
+		}
+		return h, m, j + 2
+	case minutes && h < 24 && (i == len(s) || !isWordByte(s[i])):
+		return h, m, i
+	}
+	return 0, 0, 0
+}
+
+// ianaCase restores the case of a lowercased IANA zone name
+// ("america/new_york" → "America/New_York"), which the zone database
+// needs on case-sensitive file systems.
+func ianaCase(name string) string {
+	b := []byte(name)
+	up := true
+	for i, c := range b {
+		if up && 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+		up = c == '/' || c == '_' || c == '-'
+	}
+	return string(b)
 }

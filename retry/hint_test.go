@@ -71,3 +71,36 @@ func TestHint(t *testing.T) {
 		})
 	}
 }
+
+func TestHintClockAndEscaped(t *testing.T) {
+	rome, err := time.LoadLocation("Europe/Rome")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC) // 14:00 in Rome
+	tests := []struct {
+		name string
+		now  time.Time
+		body string
+		want time.Duration
+	}{
+		{"later today in zone", at, "You've hit your limit · resets 4:50pm (Europe/Rome)", 2*time.Hour + 50*time.Minute},
+		{"hour only", at, "resets 3pm (Europe/Rome)", time.Hour},
+		{"past means tomorrow", at, "resets 1pm (Europe/Rome)", 23 * time.Hour},
+		{"12am is midnight", at, "resets 12am (Europe/Rome)", 10 * time.Hour},
+		{"gmt offset", at, "Access resets at 10:57 PM GMT-3.", 13*time.Hour + 57*time.Minute},
+		{"utc", at, "limits will reset at 13:30 UTC", 90 * time.Minute},
+		{"no zone uses now's zone", at.In(rome), "Limits will reset at 9:30 AM", 19*time.Hour + 30*time.Minute},
+		{"unknown zone ignored", at, "resets 4:50pm (Mars/Olympus_Mons)", 0},
+		{"not a clock", at, "resets 13pm (Europe/Rome)", 0},
+		{"escaped retryDelay", at, `{"error":{"message":"upstream: {\"error\": {\"details\": [{\"@type\": \"type.googleapis.com/google.rpc.RetryInfo\", \"retryDelay\": \"34s\"}]"}}`, 34 * time.Second},
+		{"double escaped retryDelay", at, `raw: "{\\\"retryDelay\\\": \\\"1.984999999s\\\"}"`, 1984999999 * time.Nanosecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Hint(Failure{Body: tt.body}, tt.now); got != tt.want {
+				t.Errorf("Hint = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}

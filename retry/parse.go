@@ -1,9 +1,6 @@
 package retry
 
 import (
-	"encoding/json"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,8 +12,11 @@ type facts struct {
 	status int
 	// codes holds lowercased error type, code and status values.
 	codes []string
-	// text is the lowercased body and every message found in it.
+	// text is the body and every message found in it, lowercased and with
+	// each run of whitespace folded into one space.
 	text string
+	// found is the set of dictionary phrases that occur in text.
+	found found
 	// quotas holds lowercased quota identifiers (Gemini QuotaFailure).
 	quotas []string
 	// hints holds raw values of hint-bearing JSON fields, keyed by
@@ -46,69 +46,57 @@ func parse(f Failure) facts {
 		add(f.Header.Get(":exception-type"))
 	}
 	var text strings.Builder
-	if v, at, ok := decodeJSON(f.Body); ok {
+	if v, at, ok := findJSON(f.Body); ok {
 		// The text is what stands around the JSON value plus the messages
 		// inside it, not the raw JSON: half the bytes to search, and no
 		// key names to match by accident.
-		text.WriteString(f.Body[:min(at, len(f.Body))])
-		n := 0
-		ft.walk(v, "", &text, &n)
+		text.WriteString(f.Body[:at])
+		ft.walkJSON(v, &text)
 	} else {
 		text.WriteString(f.Body)
 	}
 	if ft.status == 0 {
 		ft.status = leadingStatus(f.Body)
 	}
-	ft.text = strings.ToLower(text.String())
+	ft.text = normalize(text.String())
+	ft.found = dict.scan(ft.text)
 	return ft
 }
 
-// decodeJSON decodes the first JSON value in s. Bodies arrive bare, behind
-// an SSE "data:" prefix, or behind an SDK's "429 " or "Error code: 429 - ",
-// so it starts at the first brace or bracket.
-func decodeJSON(s string) (v any, at int, ok bool) {
+// findJSON finds the first JSON value in s. Bodies arrive bare, behind an
+// SSE "data:" prefix, or behind an SDK's "429 " or "Error code: 429 - ", so
+// it starts at the first brace or bracket. at is where the text around the
+// value ends: the value's start when only whitespace follows it, else the
+// end of s ("{…} (request id …) try again in 5s" keeps the whole body as
+// text).
+func findJSON(s string) (v string, at int, ok bool) {
 	i := strings.IndexAny(s, "{[")
 	if i < 0 {
-		return nil, 0, false
+		return "", 0, false
 	}
-	// Most bodies are exactly one JSON value; Unmarshal is the fast path.
-	// A decoder reads the first value of one that has text after it.
-	if json.Unmarshal([]byte(s[i:]), &v) == nil {
+	n, ok := jsonValue(s[i:])
+	if !ok {
+		return "", 0, false
+	}
+	v = s[i : i+n]
+	if strings.TrimLeft(s[i+n:], " \t\r\n") == "" {
 		return v, i, true
 	}
-	dec := json.NewDecoder(strings.NewReader(s[i:]))
-	if dec.Decode(&v) != nil {
-		return nil, 0, false
-	}
-	// Text follows the value ("{…} (request id …) try again in 5s"): the
-	// caller keeps the whole body as text.
 	return v, len(s), true
 }
 
-func (ft *facts) walk(v any, key string, text *strings.Builder, n *int) {
-	if *n++; *n > maxWalk {
+// number handles a JSON number field: its text for hint fields, and an
+// HTTP status in a code or status field.
+func (ft *facts) number(key, raw string, text *strings.Builder) {
+	v, err := strconv.ParseFloat(raw, 64)
+	if err != nil {
 		return
 	}
-	switch v := v.(type) {
-	case map[string]any:
-		// Sorted, so that the same body always gives the same reason.
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			ft.walk(v[k], strings.ToLower(k), text, n)
-		}
-	case []any:
-		for _, c := range v {
-			ft.walk(c, key, text, n)
-		}
-	case string:
-		ft.field(key, v, text)
-	case float64:
-		num := strconv.FormatFloat(v, 'f', -1, 64)
-		ft.field(key, num, text)
-		switch key {
-		case "code", "status", "status_code", "statuscode":
-			if v >= 400 && v < 600 && ft.status == 0 {
-				ft.status = int(v)
-			}
+	ft.field(key, strconv.FormatFloat(v, 'f', -1, 64), text)
+	switch key {
+	case "code", "status", "status_code", "statuscode":
+		if v >= 400 && v < 600 && ft.status == 0 {
+			ft.status = int(v)
 		}
 	}
 }
@@ -124,9 +112,8 @@ func (ft *facts) field(key, val string, text *strings.Builder) {
 		text.WriteString(val)
 		// OpenRouter and proxies nest a provider's JSON body as a string.
 		if strings.ContainsAny(val, "{") {
-			if v, _, ok := decodeJSON(val); ok {
-				n := 0
-				ft.walk(v, "", text, &n)
+			if v, _, ok := findJSON(val); ok {
+				ft.walkJSON(v, text)
 			}
 		}
 	case "quotaid", "quota_id", "quotametric", "quota_metric":

@@ -32,6 +32,11 @@ type Policy struct {
 	Jitter float64
 	// Rand returns a number in [0, 1) for jitter. Nil uses math/rand/v2.
 	Rand func() float64
+	// BeforeOutput retries a call only if it failed before streaming
+	// anything visible (the retry.streaming setting "beforeOutput", for
+	// sinks that cannot take text back). False retries a stream that failed
+	// mid-way too ("restart").
+	BeforeOutput bool
 }
 
 // Default returns the policy of DESIGN §2.4: 3 retries, 2 s base, 60 s cap,
@@ -100,9 +105,14 @@ type Attempt struct {
 	N int
 	// Hint is the wait the server asked for, or 0.
 	Hint time.Duration
-	// CanSwitch reports that another credential or fallback model is
-	// available to the caller.
+	// CanSwitch reports that the caller has a way to move to another
+	// credential or fallback model (it has not been tried yet).
 	CanSwitch bool
+	// Output reports that the failed call had streamed visible output.
+	Output bool
+	// Now is the current time, to name the wall-clock time of a reset in
+	// Reason. The zero Now names only durations.
+	Now time.Time
 }
 
 // Decision is the policy's answer.
@@ -110,12 +120,18 @@ type Decision struct {
 	Action Action
 	Delay  time.Duration
 	// Reason explains the decision in a short lowercase phrase, e.g.
-	// "provider asked for 5h0m0s, longer than maxDelayMs 60s".
+	// "usage limit: resets at 15:00 (in 4h59m), longer than maxDelayMs 1m0s".
 	Reason string
+	// Exhausted reports a GiveUp because every retry was made.
+	Exhausted bool
+	// Else is what to do when a Switch finds nothing to switch to: retry
+	// on the same credential and model, or give up. Set only for Switch.
+	Else *Decision
 }
 
 // Decide applies the policy to one failure. It is pure apart from the
-// jitter source.
+// jitter source. A Switch is decided before anything is switched: the
+// caller tries it, and follows Else when there is nowhere to go.
 func (p Policy) Decide(a Attempt) Decision {
 	switch {
 	case a.Class == ContextOverflow:
@@ -124,18 +140,27 @@ func (p Policy) Decide(a Attempt) Decision {
 		return Decision{Action: GiveUp, Reason: "fatal error"}
 	case p.Disabled:
 		return Decision{Action: GiveUp, Reason: "retry is disabled"}
+	case p.BeforeOutput && a.Output:
+		return Decision{Action: GiveUp, Reason: "output was already streamed (retry.streaming is beforeOutput)"}
 	case a.N > p.MaxRetries:
-		return Decision{Action: GiveUp, Reason: fmt.Sprintf("gave up after %d retries", p.MaxRetries)}
+		return Decision{Action: GiveUp, Reason: fmt.Sprintf("gave up after %d retries", p.MaxRetries), Exhausted: true}
 	}
 	limit := p.maxDelay()
-	if a.Class == UsageLimit && a.CanSwitch {
-		return Decision{Action: Switch, Reason: "usage limit: switching credential or model"}
-	}
-	if a.Hint > limit {
-		if a.CanSwitch {
-			return Decision{Action: Switch, Reason: fmt.Sprintf("provider asked for %v, longer than maxDelayMs %v: switching", a.Hint, limit)}
+	if a.CanSwitch && (a.Class == UsageLimit || a.Hint > limit) {
+		stay := p.stay(a, limit, true)
+		if a.Class == UsageLimit {
+			return Decision{Action: Switch, Reason: "usage limit: switching credential or model", Else: &stay}
 		}
-		return Decision{Action: GiveUp, Reason: fmt.Sprintf("provider asked for %v, longer than maxDelayMs %v", a.Hint, limit)}
+		return Decision{Action: Switch, Reason: fmt.Sprintf("provider asked for %v, longer than maxDelayMs %v: switching", a.Hint, limit), Else: &stay}
+	}
+	return p.stay(a, limit, false)
+}
+
+// stay decides without switching; switchFailed says a switch was wanted
+// and found nothing, for the wording.
+func (p Policy) stay(a Attempt, limit time.Duration, switchFailed bool) Decision {
+	if a.Hint > limit {
+		return Decision{Action: GiveUp, Reason: tooLong(a.Class, a.Hint, limit, a.Now, switchFailed)}
 	}
 	var d time.Duration
 	switch {

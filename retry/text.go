@@ -5,7 +5,7 @@ import "strings"
 // transientPhrases are lowercased fragments that mean time may fix it, for
 // errors that exist only as text (a stored session, a provider that puts
 // everything in a string, a proxy's message).
-var transientPhrases = []string{
+var transientPhrases = dict.list(
 	"overloaded", "rate limit", "ratelimit", "rate-limit", "too many requests",
 	"service unavailable", "server error", "internal error", "bad gateway",
 	"gateway timeout", "temporarily unavailable", "server is busy", "capacity",
@@ -23,11 +23,16 @@ var transientPhrases = []string{
 	"unexpected error during processing", "try your request again", "unable to process your request",
 	"no slots available", "llm busy", "server busy", "actively refused", "too quickly",
 	"error sending request", "error decoding response body",
-}
+	// Node, Bun and Python clients' words for a dropped connection, DNS
+	// trouble, gRPC throttling (NVIDIA NIM).
+	"socket connection was closed", "peer closed connection", "incomplete chunked read",
+	"getaddrinfo", "enotfound", "eai_again", "resourceexhausted",
+	"stream ended before", "please retry your request", "timeout occurred",
+)
 
 // statusWords are HTTP statuses that mean a transient failure when they
 // stand as a word in a message.
-var statusWords = []string{"429", "500", "502", "503", "504", "529", "408"}
+var statusWords = []string{"429", "500", "502", "503", "504", "524", "529", "408"}
 
 // textual is the last resort: the message alone.
 func textual(ft *facts) (Class, string) {
@@ -41,10 +46,8 @@ func textual(ft *facts) (Class, string) {
 	if isLongQuota(ft) && hasAny(t, "limit", "quota", "too many", "exceeded", "throttl") {
 		return UsageLimit, "usage limit: text"
 	}
-	for _, p := range transientPhrases {
-		if strings.Contains(t, p) {
-			return Transient, "transient: text " + p
-		}
+	if p := transientPhrases.first(&ft.found); p != "" {
+		return Transient, "transient: text " + p
 	}
 	for _, w := range statusWords {
 		if hasStatusWord(t, w) {

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
@@ -69,15 +68,15 @@ func BenchmarkAbortRetryLatency(b *testing.B) {
 	var ds []time.Duration
 	for b.Loop() {
 		p.send(`{"type":"prompt","message":"hi"}`)
-		p.event(agent.AutoRetryStart)
+		p.event(session.AutoRetryStart)
 		t0 := time.Now()
 		p.send(`{"type":"abort_retry"}`)
-		end := p.event(agent.AutoRetryEnd)
+		end := p.event(session.AutoRetryEnd)
 		ds = append(ds, time.Since(t0))
 		if end["finalError"] != "Retry cancelled" {
 			b.Fatalf("auto_retry_end %v", end)
 		}
-		p.event(agent.AgentSettled)
+		p.event(session.AgentSettled)
 	}
 	reportMedian(b, ds, "ms-median")
 }

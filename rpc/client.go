@@ -15,7 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
+	"github.com/rally-agent/rally/rpc/wire"
+	"github.com/rally-agent/rally/session"
 )
 
 // maxClientLine bounds one line the client reads: get_messages of a long
@@ -290,8 +291,8 @@ func (c *Client) dispatch(b []byte) {
 		c.response(b)
 		return
 	}
-	var e Event
-	if err := json.Unmarshal(b, &e); err != nil {
+	e, err := wire.DecodeEvent(b)
+	if err != nil {
 		return // not a protocol line; a server never writes one
 	}
 	if e.Type == "response" { // a response with its keys in another order
@@ -305,9 +306,9 @@ func (c *Client) dispatch(b []byte) {
 		s.push(c.seq, e)
 	}
 	switch e.Type {
-	case agent.AgentStart:
+	case session.AgentStart:
 		c.setActiveLocked(true)
-	case agent.AgentSettled:
+	case session.AgentSettled:
 		c.settled = c.seq
 		c.setActiveLocked(false)
 	}

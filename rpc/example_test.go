@@ -6,9 +6,9 @@ import (
 	"log"
 	"os"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/rpc"
+	"github.com/rally-agent/rally/session"
 )
 
 // Start rally in RPC mode, stream an answer and wait through any retries.
@@ -22,11 +22,11 @@ func ExampleStart() {
 
 	unsubscribe := c.Subscribe(func(e rpc.Event) {
 		switch e.Type {
-		case agent.MessageUpdate:
+		case session.MessageUpdate:
 			if e.Assistant.Type == llm.EventTextDelta {
 				fmt.Print(e.Assistant.Delta)
 			}
-		case agent.AutoRetryStart:
+		case session.AutoRetryStart:
 			fmt.Fprintf(os.Stderr, "\nretrying (%d/%d) in %dms: %s\n", e.Attempt, e.MaxAttempts, e.DelayMs, e.ErrorMessage)
 		}
 	})

@@ -1,10 +1,9 @@
 package rpc
 
 import (
-	"context"
+	"errors"
 	"strings"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session"
 )
@@ -45,7 +44,7 @@ func (s *server) handle(c Command) *Response {
 		return r(ok(c.ID, c.Type, s.stats(sess)))
 	case CmdGetLastAssistantText:
 		var res textResult
-		if t := strings.TrimSpace(sess.LastAssistantText()); t != "" {
+		if t := strings.TrimSpace(lastAssistantText(sess.Messages())); t != "" {
 			res.Text = &t
 		}
 		return r(ok(c.ID, c.Type, res))
@@ -71,63 +70,51 @@ func userMessage(c Command) llm.Message {
 // prompt starts a run, or queues the message when one is going and the
 // client said how. It answers before the run's first event.
 func (s *server) prompt(c Command) *Response {
-	s.mu.Lock()
-	sess := s.sess
-	if s.compacting() {
-		s.mu.Unlock()
-		r := fail(c.ID, c.Type, "compaction is running; wait for compaction_end, or abort it")
-		return &r
-	}
-	if s.running {
-		s.mu.Unlock()
+	sess, sub := s.watch()
+	answered := false
+	run, err := sess.Start(s.ctx, c.Message, session.PromptOptions{Images: c.Images, Accepted: func() {
+		// The previous run's agent_settled is out before this answer, and
+		// nothing of the new run is.
+		sub.Sync(s.ctx)
+		s.respond(ok(c.ID, c.Type, nil))
+		answered = true
+	}})
+	r := func(resp Response) *Response { return &resp }
+	switch {
+	case errors.Is(err, session.ErrCompacting):
+		return r(fail(c.ID, c.Type, "compaction is running; wait for compaction_end, or abort it"))
+	case errors.Is(err, session.ErrBusy):
 		switch c.StreamingBehavior {
 		case Steer:
 			sess.Steer(userMessage(c))
 		case FollowUp:
 			sess.FollowUp(userMessage(c))
 		default:
-			r := fail(c.ID, c.Type, `the agent is already running a prompt: send this one with "streamingBehavior": "steer" or "followUp" to queue it, or abort first`)
-			return &r
+			return r(fail(c.ID, c.Type, `the agent is already running a prompt: send this one with "streamingBehavior": "steer" or "followUp" to queue it, or abort first`))
 		}
-		r := ok(c.ID, c.Type, nil)
-		return &r
+		return r(ok(c.ID, c.Type, nil))
+	case err != nil:
+		return r(fail(c.ID, c.Type, err.Error()))
 	}
-	s.subscribeLocked()
-	done, settled := make(chan struct{}), make(chan struct{})
-	s.running, s.runDone, s.settled = true, done, settled
-	s.wg.Add(1)
-	s.mu.Unlock()
-
-	s.respond(ok(c.ID, c.Type, nil))
+	if !answered { // cannot happen: Start calls Accepted before it returns
+		s.respond(ok(c.ID, c.Type, nil))
+	}
 	go func() {
-		defer s.wg.Done()
-		err := sess.Prompt(s.ctx, c.Message, session.PromptOptions{Images: c.Images})
-		if err != nil {
+		if err := run.Wait(); err != nil {
 			s.log.Info("rpc: prompt ended with an error", "err", err)
 		}
-		<-settled // see server.event
-		close(done)
 	}()
 	return nil
 }
 
-// abort stops the run (and a compaction) and waits until both have ended.
+// abort stops the run (and a compaction) and answers once it has settled
+// and its last event is written.
 func (s *server) abort() {
-	s.mu.Lock()
-	sess, runDone, stopCompact, compactDone := s.sess, s.runDone, s.compactStop, s.compactDone
-	running := s.running
-	s.mu.Unlock()
+	sess := s.session()
 	sess.Abort()
-	if stopCompact != nil {
-		stopCompact()
-		<-compactDone
-	}
-	if running {
-		<-runDone
-	}
+	<-sess.Idle()
+	s.caughtUp()
 }
-
-func (s *server) compacting() bool { return s.compactStop != nil }
 
 // newSession replaces the session with a fresh one from Config.NewSession.
 // What the client set for this process (auto-retry, auto-compaction, the
@@ -138,22 +125,22 @@ func (s *server) newSession(c Command) Response {
 	}
 	s.abort()
 	s.mu.Lock()
-	old, provider := s.sess, s.provider
+	old, target := s.sess, s.target
 	s.mu.Unlock()
 	sess, err := s.cfg.NewSession(s.ctx)
 	if err != nil {
 		return fail(c.ID, c.Type, err.Error())
 	}
 	sess.SetAutoRetryEnabled(old.AutoRetryEnabled())
-	sess.SetAutoCompactionEnabled(old.AutoCompactionEnabled())
-	if m := old.Model(); provider != nil && !sameModel(m, sess.Model()) {
-		sess.SetModel(provider, m)
+	sess.SetAutoCompactionEnabled(old.State().AutoCompaction)
+	if target != nil && !sameModel(target.Model, sess.State().Model) {
+		sess.SetModel(*target)
 	}
 	s.mu.Lock()
-	unsub := s.unsub
+	sub := s.sub
 	s.mu.Unlock()
-	if unsub != nil {
-		unsub()
+	if sub != nil {
+		sub.Close()
 	}
 	s.adopt(sess)
 	return ok(c.ID, c.Type, NewSessionResult{})
@@ -165,7 +152,7 @@ func sameModel(a, b llm.Model) bool {
 
 func (s *server) models(sess *session.Session) []llm.Model {
 	if s.cfg.Models == nil {
-		return []llm.Model{sess.Model()}
+		return []llm.Model{sess.State().Model}
 	}
 	return nonNil(s.cfg.Models())
 }
@@ -178,61 +165,57 @@ func (s *server) setModel(c Command, sess *session.Session) Response {
 		if s.cfg.Connect == nil {
 			return fail(c.ID, c.Type, "set_model is not available")
 		}
-		p, m, err := s.cfg.Connect(s.ctx, m)
+		t, err := s.cfg.Connect(s.ctx, m)
 		if err != nil {
 			return fail(c.ID, c.Type, err.Error())
 		}
-		sess.SetModel(p, m)
+		sess.SetModel(t)
 		s.mu.Lock()
-		s.provider = p
+		s.target = &t
 		s.mu.Unlock()
-		return ok(c.ID, c.Type, m)
+		return ok(c.ID, c.Type, t.Model)
 	}
 	return fail(c.ID, c.Type, "model not found: "+c.Provider+"/"+c.ModelID)
 }
 
 // compact runs an explicit compaction in the background (it calls the
 // model) and answers when it is done, after its compaction_end line, with
-// that event's result.
+// its result.
 func (s *server) compact(c Command, sess *session.Session) *Response {
-	s.mu.Lock()
-	if s.running || s.compacting() {
-		s.mu.Unlock()
+	_, sub := s.watch()
+	run, err := sess.StartCompact(s.ctx)
+	if err != nil {
 		r := fail(c.ID, c.Type, "the agent is busy; abort or wait for agent_settled before compacting")
+		if errors.Is(err, session.ErrCompacting) {
+			r.Error = "a compaction is already running; wait for compaction_end"
+		}
 		return &r
 	}
-	s.subscribeLocked()
-	ctx, stop := context.WithCancel(s.ctx)
-	done, written := make(chan struct{}), make(chan struct{})
-	s.compactStop, s.compactDone, s.compactWritten = stop, done, written
 	s.wg.Add(1)
-	s.mu.Unlock()
 	go func() {
 		defer s.wg.Done()
-		var result any
-		ended := false
-		unsub := sess.Subscribe(func(e session.Event) {
-			if e.Type == agent.CompactionEnd {
-				result, ended = e.Compaction, true
-			}
-		})
-		err := sess.Compact(ctx)
-		unsub() // every event of the compaction has been seen here…
-		if ended {
-			<-written // …and its compaction_end line is out
-		}
-		stop()
-		s.mu.Lock()
-		s.compactStop, s.compactDone, s.compactWritten = nil, nil, nil
-		close(done)
-		s.mu.Unlock()
+		err := run.Wait()
+		sub.Sync(s.ctx) // compaction_end is out
 		if err != nil {
 			s.respond(fail(c.ID, c.Type, err.Error()))
 			return
 		}
-		s.respond(ok(c.ID, c.Type, result))
+		s.respond(ok(c.ID, c.Type, run.Compaction()))
 	}()
 	return nil
+}
+
+// lastAssistantText is the text of the latest assistant message that has
+// any, or "".
+func lastAssistantText(ms []llm.Message) string {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if m := &ms[i]; m.Role == llm.Assistant {
+			if t := m.TextOf(); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
 }
 
 func nonNil[T any](v []T) []T {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/rally-agent/rally/internal/jsonl"
+	"github.com/rally-agent/rally/session"
 	"io"
 	"os"
 	"os/exec"
@@ -189,9 +190,9 @@ func (p *proc) stderrText() string {
 	return p.stderr.String()
 }
 
-func (p *proc) event(typ string) map[string]any {
+func (p *proc) event(typ session.EventType) map[string]any {
 	p.tb.Helper()
-	return p.until(typ, func(m map[string]any) bool { return m["type"] == typ })
+	return p.until(string(typ), func(m map[string]any) bool { return m["type"] == string(typ) })
 }
 
 func (p *proc) response(id string) map[string]any {

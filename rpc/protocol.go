@@ -3,8 +3,8 @@ package rpc
 import (
 	"encoding/json"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session"
 )
 
 // Command names: the "type" of a command line, and the "command" of its
@@ -82,9 +82,9 @@ type Response struct {
 	Error   string          `json:"error,omitempty"`
 }
 
-// Event is an event line, decoded into the same type the session emits;
-// only the fields of its Type are set (see agent.Event).
-type Event = agent.Event
+// Event is an event line, decoded (wire.DecodeEvent) into the same type
+// the session emits; only the fields of its Type are set.
+type Event = session.Event
 
 // State is the data of get_state.
 type State struct {

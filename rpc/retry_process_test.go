@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llmtest"
+	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session"
 )
 
 func fakeArgs(srv *llmtest.Server) []string {
@@ -33,11 +34,11 @@ func TestRetryOverProcess(t *testing.T) {
 	if err := c.WaitSettled(ctx); err != nil {
 		t.Fatal(err)
 	}
-	start, i := rec.waitFor(t, agent.AutoRetryStart, 0)
-	if start.Attempt != 1 || start.MaxAttempts != 3 || start.DelayMs != 1 || start.ErrorClass != "transient" || !strings.Contains(start.ErrorMessage, "503") {
+	start, i := rec.waitFor(t, session.AutoRetryStart, 0)
+	if start.Attempt != 1 || start.MaxAttempts != 3 || start.DelayMs != 1 || start.ErrorClass != retry.Transient || !strings.Contains(start.ErrorMessage, "503") {
 		t.Errorf("auto_retry_start %+v", start)
 	}
-	end, _ := rec.waitFor(t, agent.AutoRetryEnd, i)
+	end, _ := rec.waitFor(t, session.AutoRetryEnd, i)
 	if !end.Success || end.Attempt != 1 {
 		t.Errorf("auto_retry_end %+v", end)
 	}
@@ -65,7 +66,7 @@ func TestAbortRetryOverProcess(t *testing.T) {
 	if r := p.response("p1"); r["success"] != true {
 		t.Fatalf("prompt: %v", r)
 	}
-	start := p.event(agent.AutoRetryStart)
+	start := p.event(session.AutoRetryStart)
 	if start["delayMs"] != 5000.0 || start["attempt"] != 1.0 {
 		t.Errorf("auto_retry_start %v", start)
 	}
@@ -79,7 +80,7 @@ func TestAbortRetryOverProcess(t *testing.T) {
 	var end, resp map[string]any
 	p.until("abort_retry's response and auto_retry_end", func(m map[string]any) bool {
 		switch {
-		case m["type"] == agent.AutoRetryEnd:
+		case m["type"] == string(session.AutoRetryEnd):
 			end = m
 		case m["id"] == "a1":
 			resp = m
@@ -95,7 +96,7 @@ func TestAbortRetryOverProcess(t *testing.T) {
 	if end["success"] != false || end["finalError"] != "Retry cancelled" || end["attempt"] != 1.0 {
 		t.Errorf("auto_retry_end %v", end)
 	}
-	p.event(agent.AgentSettled)
+	p.event(session.AgentSettled)
 	p.send(`{"id":"s2","type":"get_state"}`)
 	st = p.response("s2")["data"].(map[string]any)
 	if st["isRetrying"] != false || st["retryAttempt"] != 0.0 || st["isStreaming"] != false {

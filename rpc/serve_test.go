@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/openai"
 	"github.com/rally-agent/rally/llm/sim"
@@ -72,7 +71,7 @@ func record(c *Client) *recorder {
 
 // waitFor returns the first event of type typ at or after index from,
 // and its index, failing the test after 10 s.
-func (r *recorder) waitFor(t *testing.T, typ string, from int) (Event, int) {
+func (r *recorder) waitFor(t *testing.T, typ session.EventType, from int) (Event, int) {
 	t.Helper()
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
@@ -99,7 +98,7 @@ func (r *recorder) types() []string {
 	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.events {
-		out = append(out, e.Type)
+		out = append(out, string(e.Type))
 	}
 	return out
 }
@@ -119,8 +118,8 @@ func TestClientEveryCommandInProcess(t *testing.T) {
 		Session:    first,
 		NewSession: func(context.Context) (*session.Session, error) { return second, nil },
 		Models:     func() []llm.Model { return []llm.Model{sim.Info(), other} },
-		Connect: func(_ context.Context, m llm.Model) (llm.Provider, llm.Model, error) {
-			return &sim.Model{Delay: -1}, m, nil
+		Connect: func(_ context.Context, m llm.Model) (llm.Target, error) {
+			return llm.Target{Provider: &sim.Model{Delay: -1}, Model: m}, nil
 		},
 	})
 	rec := record(c)
@@ -140,7 +139,7 @@ func TestClientEveryCommandInProcess(t *testing.T) {
 	if err := c.WaitSettled(ctx); err != nil {
 		t.Fatal(err)
 	}
-	upd, _ := rec.waitFor(t, agent.MessageUpdate, 0)
+	upd, _ := rec.waitFor(t, session.MessageUpdate, 0)
 	if upd.Assistant == nil || upd.Assistant.Partial != upd.Message || upd.Message.Role != llm.Assistant {
 		t.Errorf("message_update decoded as %+v", upd)
 	}
@@ -155,7 +154,10 @@ func TestClientEveryCommandInProcess(t *testing.T) {
 	stats, err := c.GetSessionStats(ctx)
 	if err != nil || stats.UserMessages != 1 || stats.AssistantMessages != 1 || stats.TotalMessages != 2 ||
 		stats.Tokens.Total == 0 || stats.ContextUsage == nil || stats.ContextUsage.ContextWindow != 128000 {
-		t.Errorf("stats %+v %v", stats, err)
+		t.Fatalf("stats %+v %v", stats, err)
+	}
+	if n := first.Stats().ContextTokens; stats.ContextUsage.Tokens != n || n == 0 {
+		t.Errorf("contextUsage.tokens %d, the session's measure %d", stats.ContextUsage.Tokens, n)
 	}
 
 	for _, step := range []struct {
@@ -223,8 +225,8 @@ func TestCompactInProcess(t *testing.T) {
 	if err != nil || res.Summary == "" || res.TokensBefore == 0 {
 		t.Fatalf("compact: %+v %v", res, err)
 	}
-	_, i := rec.waitFor(t, agent.CompactionEnd, 0) // the empty session's
-	end, _ := rec.waitFor(t, agent.CompactionEnd, i+1)
+	_, i := rec.waitFor(t, session.CompactionEnd, 0) // the empty session's
+	end, _ := rec.waitFor(t, session.CompactionEnd, i+1)
 	if end.Reason != session.ReasonManual || end.Compaction == nil {
 		t.Errorf("compaction_end %+v", end)
 	}
@@ -255,7 +257,7 @@ func TestPromptWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	// abort answers once the run has settled.
-	if _, i := rec.waitFor(t, agent.AgentSettled, 0); i < 0 {
+	if _, i := rec.waitFor(t, session.AgentSettled, 0); i < 0 {
 		t.Fatal("unreachable")
 	}
 	st, _ = c.GetState(ctx)
@@ -278,7 +280,7 @@ func TestRetryInProcess(t *testing.T) {
 		llmtest.Step{Text: "finally"})
 	model := llm.Model{ID: "m", API: llm.APIOpenAICompletions, Provider: "fake", Input: []string{"text"}, ContextWindow: 100000, MaxTokens: 1000}
 	pol := retry.Policy{MaxRetries: 3, BaseDelay: 10 * time.Millisecond, MaxDelay: time.Minute}
-	sess, err := session.New(session.Config{Provider: &openai.Completions{BaseURL: srv.URL + "/v1", Provider: "fake"}, Model: model, Retry: &pol})
+	sess, err := session.New(session.Config{Provider: &openai.Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL + "/v1", Provider: "fake"}}, Model: model, Retry: &pol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,11 +301,42 @@ func TestRetryInProcess(t *testing.T) {
 	if !strings.HasSuffix(got, "agent_settled") || strings.Count(got, "agent_start") != 3 {
 		t.Errorf("WaitSettled returned before the last run settled: %s", got)
 	}
-	end, _ := rec.waitFor(t, agent.AutoRetryEnd, 0)
+	end, _ := rec.waitFor(t, session.AutoRetryEnd, 0)
 	if !end.Success || end.Attempt != 2 {
 		t.Errorf("auto_retry_end %+v", end)
 	}
 	if text, _ := c.GetLastAssistantText(ctx); text != "finally" {
 		t.Errorf("answer %q", text)
+	}
+}
+
+// TestPromptAnswerOrder: a prompt accepted the moment the previous run
+// settles is answered after that run's agent_settled, so WaitSettled waits
+// for the new run, not the old one's last line.
+func TestPromptAnswerOrder(t *testing.T) {
+	ctx := ctxT(t)
+	c := serveInProcess(t, Config{Session: simSession(t, -1)})
+	rec := record(c)
+	for i := range 20 {
+		if err := c.Prompt(ctx, "What does rally do?", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		// The next prompt races the first run's end: refused while it runs,
+		// accepted once it has settled.
+		for {
+			err := c.Prompt(ctx, "and then?", PromptOptions{})
+			if err == nil {
+				break
+			}
+			if !strings.Contains(err.Error(), "already running") {
+				t.Fatal(err)
+			}
+		}
+		if err := c.WaitSettled(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(strings.Join(rec.types(), " "), "agent_settled"); got != 2*(i+1) {
+			t.Fatalf("round %d: WaitSettled returned with %d agent_settled, want %d", i, got, 2*(i+1))
+		}
 	}
 }

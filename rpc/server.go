@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/rpc/wire"
 	"github.com/rally-agent/rally/session"
 )
 
@@ -31,10 +31,11 @@ type Config struct {
 	// Models lists the models of get_available_models, which set_model
 	// picks from. nil offers only the session's model.
 	Models func() []llm.Model
-	// Connect returns the client for a model of Models (set_model), and
-	// the model as it will be used (a credential rotation may start on a
-	// fallback). nil refuses set_model.
-	Connect func(ctx context.Context, m llm.Model) (llm.Provider, llm.Model, error)
+	// Connect returns the target for a model of Models (set_model): its
+	// client, the model as it will be used (a credential rotation may
+	// start on a fallback) and the Ref of its credential. nil refuses
+	// set_model.
+	Connect func(ctx context.Context, m llm.Model) (llm.Target, error)
 	// Log receives what goes wrong outside the protocol (a failed write, a
 	// run's error); nil discards it. It must not write to the output.
 	Log *slog.Logger
@@ -114,7 +115,9 @@ func readLines(ctx context.Context, in io.Reader, lines chan<- input) error {
 	}
 }
 
-// server is one Serve call's state.
+// server is one Serve call's state. What runs and when it settles is the
+// session's (Start, Run, Idle); the server only orders its own answers
+// with the events it writes (Subscription.Sync).
 type server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -122,21 +125,13 @@ type server struct {
 	out    *output
 	log    *slog.Logger
 
-	mu       sync.Mutex
-	sess     *session.Session
-	sessID   string // for a session without a store
-	unsub    func()
-	running  bool          // a prompt's run is going
-	runDone  chan struct{} // closed when it has settled
-	settled  chan struct{} // closed when its agent_settled was written
-	provider llm.Provider  // the one set_model chose, kept across new_session
-	// compactStop cancels the explicit compaction going on (nil: none);
-	// compactDone is closed when it has ended, compactWritten when its
-	// compaction_end line is out.
-	compactStop    context.CancelFunc
-	compactDone    chan struct{}
-	compactWritten chan struct{}
-	wg             sync.WaitGroup
+	mu     sync.Mutex
+	sess   *session.Session
+	sessID string // for a session without a store
+	sub    *session.Subscription
+	target *llm.Target // the one set_model chose, kept across new_session
+	// wg counts the goroutines that answer a compact.
+	wg sync.WaitGroup
 }
 
 func newServer(ctx context.Context, w io.Writer, cfg Config) *server {
@@ -153,24 +148,30 @@ func newServer(ctx context.Context, w io.Writer, cfg Config) *server {
 // adopt makes sess the served session.
 func (s *server) adopt(sess *session.Session) {
 	s.mu.Lock()
-	s.sess, s.unsub, s.sessID = sess, nil, newID()
+	s.sess, s.sub, s.sessID = sess, nil, newID()
 	s.mu.Unlock()
 }
 
-// subscribeLocked forwards sess's events to the output from now on, once. It
-// is called before anything that emits events starts (a run, a
-// compaction) rather than at start: a subscription costs the session a
-// large buffer, which would delay the first get_state of a fresh process
-// by milliseconds. Called with s.mu held.
-func (s *server) subscribeLocked() {
-	if s.unsub != nil {
-		return
+// watch forwards the session's events to the output from now on, once,
+// and returns the subscription. It is called before anything that emits
+// events starts (a run, a compaction) rather than at start: a subscription
+// costs the session a large buffer, which would delay the first get_state
+// of a fresh process by milliseconds.
+func (s *server) watch() (*session.Session, *session.Subscription) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sub == nil {
+		// One encoding buffer per subscription: events arrive one at a
+		// time, and a growing partial message would otherwise be
+		// reallocated for every delta.
+		var buf []byte
+		s.sub = s.sess.Watch(func(e session.Event) {
+			buf = wire.AppendEvent(buf[:0], e)
+			// Streaming deltas are not flushed one by one (see output).
+			s.out.send(buf, e.Type != session.MessageUpdate && e.Type != session.ToolExecutionUpdate)
+		})
 	}
-	// One encoding buffer per subscription: events arrive one at a time,
-	// and a growing partial message would otherwise be reallocated for
-	// every delta.
-	var buf []byte
-	s.unsub = s.sess.Subscribe(func(e session.Event) { buf = s.event(e, buf[:0]) })
+	return s.sess, s.sub
 }
 
 func (s *server) session() *session.Session {
@@ -179,42 +180,14 @@ func (s *server) session() *session.Session {
 	return s.sess
 }
 
-// event writes one session event, encoded into buf, and returns buf for
-// the next. Streaming deltas are not flushed one by one (see output).
-func (s *server) event(e session.Event, buf []byte) []byte {
-	line := e.AppendJSON(buf)
-	switch e.Type {
-	case agent.AgentSettled:
-		s.settle(line)
-	case agent.CompactionEnd:
-		s.out.send(line, true)
-		s.mu.Lock()
-		if s.compactWritten != nil {
-			close(s.compactWritten)
-			s.compactWritten = nil
-		}
-		s.mu.Unlock()
-	default:
-		s.out.send(line, e.Type != agent.MessageUpdate && e.Type != agent.ToolExecutionUpdate)
-	}
-	return line
-}
-
-// settle writes a run's agent_settled line.
-func (s *server) settle(line []byte) {
-	// The run ends for prompt's check and the line goes out in one step,
-	// under s.mu: a client that has read agent_settled can prompt again at
-	// once, and a new prompt's response never comes before the old run's
-	// agent_settled. abort's wait ends after, so abort answers after it.
+// caughtUp waits until every event emitted so far is written, so that an
+// answer sent next follows them.
+func (s *server) caughtUp() {
 	s.mu.Lock()
-	settled := s.settled
-	if settled != nil {
-		s.running, s.settled = false, nil
-	}
-	s.out.send(line, true)
+	sub := s.sub
 	s.mu.Unlock()
-	if settled != nil {
-		close(settled)
+	if sub != nil {
+		sub.Sync(s.ctx)
 	}
 }
 
@@ -227,17 +200,19 @@ const shutdownGrace = 5 * time.Second
 // be written, and flushes the output.
 func (s *server) shutdown() error {
 	s.cancel()
-	s.session().Abort()
+	sess := s.session()
+	sess.Abort()
 	settled := make(chan struct{})
 	go func() {
 		defer close(settled)
+		<-sess.Idle()
 		s.wg.Wait()
 		s.mu.Lock()
-		unsub := s.unsub
-		s.unsub = nil
+		sub := s.sub
+		s.sub = nil
 		s.mu.Unlock()
-		if unsub != nil {
-			unsub() // returns once every event emitted so far was written
+		if sub != nil {
+			sub.Close() // returns once every event emitted so far was written
 		}
 	}()
 	select {

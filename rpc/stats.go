@@ -1,15 +1,12 @@
 package rpc
 
-import (
-	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/session"
-)
+import "github.com/rally-agent/rally/session"
 
 // state is get_state's data.
 func (s *server) state(sess *session.Session) State {
 	st := sess.State()
 	s.mu.Lock()
-	running, compacting, id := s.running, s.compacting(), s.sessID
+	id := s.sessID
 	s.mu.Unlock()
 	if st.SessionID != "" {
 		id = st.SessionID
@@ -19,14 +16,11 @@ func (s *server) state(sess *session.Session) State {
 		thinking = "off"
 	}
 	model := st.Model
-	compacting = compacting || st.Compacting
 	return State{
-		Model:         &model,
-		ThinkingLevel: thinking,
-		// The server's own flag covers the moment between the prompt's
-		// response and the session starting its run.
-		IsStreaming:           (st.Streaming || running) && !st.Retrying && !compacting,
-		IsCompacting:          compacting,
+		Model:                 &model,
+		ThinkingLevel:         thinking,
+		IsStreaming:           st.Streaming,
+		IsCompacting:          st.Compacting,
 		SteeringMode:          OneAtATime,
 		FollowUpMode:          OneAtATime,
 		SessionFile:           st.SessionFile,
@@ -59,50 +53,8 @@ func (s *server) stats(sess *session.Session) SessionStats {
 		Cost: st.Cost,
 	}
 	if w := state.Model.ContextWindow; w > 0 {
-		n := contextTokens(sess.Messages())
+		n := st.ContextTokens
 		out.ContextUsage = &ContextUsage{Tokens: n, ContextWindow: w, Percent: float64(n) / float64(w) * 100}
 	}
 	return out
-}
-
-// contextTokens estimates the size of the context: the usage the provider
-// reported for the last good answer, plus about a token per four
-// characters of what came after it.
-func contextTokens(msgs []llm.Message) int {
-	n := 0
-	for i := len(msgs) - 1; i >= 0; i-- {
-		m := &msgs[i]
-		if m.Role == llm.Assistant && m.Usage != nil && m.StopReason != llm.Error && m.StopReason != llm.Aborted {
-			u := m.Usage
-			used := u.TotalTokens
-			if used == 0 {
-				used = u.Input + u.Output + u.CacheRead + u.CacheWrite
-			}
-			if used > 0 {
-				return used + n
-			}
-		}
-		n += estimateTokens(m)
-	}
-	return n
-}
-
-// imageTokens is what one image is assumed to cost.
-const imageTokens = 1200
-
-func estimateTokens(m *llm.Message) int {
-	chars, images := 0, 0
-	for _, c := range m.Content {
-		switch c.Type {
-		case llm.TextType:
-			chars += len(c.Text)
-		case llm.ThinkingType:
-			chars += len(c.Thinking)
-		case llm.ToolCallType:
-			chars += len(c.Name) + len(c.Arguments)
-		case llm.ImageType:
-			images++
-		}
-	}
-	return (chars+3)/4 + images*imageTokens
 }

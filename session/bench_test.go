@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
 )
@@ -48,7 +47,7 @@ func BenchmarkDeltaOverhead(b *testing.B) {
 			s, _ := New(Config{Provider: deltas{n}})
 			got := 0
 			unsub := s.Subscribe(func(e Event) {
-				if e.Type == agent.MessageUpdate {
+				if e.Type == MessageUpdate {
 					got++
 				}
 			})
@@ -76,9 +75,9 @@ func BenchmarkAbortRetryLatency(b *testing.B) {
 		started, ended := make(chan struct{}, 1), make(chan time.Time, 1)
 		unsub := s.Subscribe(func(e Event) {
 			switch e.Type {
-			case agent.AutoRetryStart:
+			case AutoRetryStart:
 				started <- struct{}{}
-			case agent.AutoRetryEnd:
+			case AutoRetryEnd:
 				ended <- time.Now()
 			}
 		})

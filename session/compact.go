@@ -7,22 +7,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // Compaction defaults (the settings' compaction group).
 const (
 	DefaultThresholdPercent = 85
 	DefaultKeepRecentTokens = 20000
-)
-
-// Compaction reasons, as compaction_start and compaction_end carry them.
-const (
-	ReasonOverflow  = "overflow"
-	ReasonThreshold = "threshold"
-	ReasonManual    = "manual"
 )
 
 // CompactionConfig tunes compaction. The zero value uses the defaults.
@@ -47,50 +40,13 @@ type CompactionResult struct {
 	TokensBefore     int    `json:"tokensBefore"`
 }
 
-// EstimateTokens guesses the tokens of messages that carry no usage: four
-// characters a token, the usual rough rule for English text and code.
-func EstimateTokens(ms []llm.Message) int {
-	n := 0
-	for i := range ms {
-		n += messageTokens(&ms[i])
-	}
-	return n
-}
-
-func messageTokens(m *llm.Message) int {
-	c := 0
-	for _, b := range m.Content {
-		c += len(b.Text) + len(b.Thinking) + len(b.Arguments) + len(b.Name) + len(b.Data)
-	}
-	return c/4 + 4 // a few tokens of framing per message
-}
-
-// Compact summarises the older part of the conversation now (RPC compact,
-// `rally compact`). It fails with ErrBusy while a prompt runs.
-func (s *Session) Compact(ctx context.Context) error {
-	ctx, end, err := s.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer end()
-	_, err = s.compact(ctx, ReasonManual, false)
-	return err
-}
-
-// IsCompacting reports whether a compaction is running.
-func (s *Session) IsCompacting() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.compacting
-}
-
 // compact replaces the older part of the working context with a summary
 // written by the current model, keeping the recent part whole.
-func (s *Session) compact(ctx context.Context, reason string, willRetry bool) (*CompactionResult, error) {
+func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetry bool) (*CompactionResult, error) {
 	s.mu.Lock()
 	msgs := append([]llm.Message(nil), s.messages...)
 	ids := append([]string(nil), s.ids...)
-	provider, model := s.provider, s.model
+	provider, model := s.target.Provider, s.target.Model
 	s.compacting = true
 	s.mu.Unlock()
 	defer func() {
@@ -98,38 +54,38 @@ func (s *Session) compact(ctx context.Context, reason string, willRetry bool) (*
 		s.compacting = false
 		s.mu.Unlock()
 	}()
-	s.hub.emit(Event{Type: agent.CompactionStart, Reason: reason})
-	end := func(res *CompactionResult, aborted, retry bool) {
-		e := Event{Type: agent.CompactionEnd, Reason: reason, Aborted: aborted, WillRetry: retry}
-		if res != nil {
-			e.Compaction = res
+	s.hub.emit(Event{Type: CompactionStart, Reason: reason})
+	end := func(res *CompactionResult, failed error, retry bool) {
+		e := Event{Type: CompactionEnd, Reason: reason, Compaction: res, Aborted: failed != nil && ctx.Err() != nil, WillRetry: retry}
+		if failed != nil && !e.Aborted {
+			e.ErrorMessage = failed.Error()
 		}
 		s.hub.emit(e)
 	}
 
 	cut := cutPoint(msgs, s.keepBudget(model))
 	if cut <= 0 {
-		end(nil, false, false)
+		end(nil, nil, false)
 		return nil, ErrNothingToCompact
 	}
-	before := s.contextTokens(msgs, model)
+	before := contextTokens(msgs)
 	summary, err := s.summarize(ctx, provider, model, msgs[:cut])
 	if err != nil {
-		end(nil, ctx.Err() != nil, false)
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("session: compaction aborted: %w", context.Canceled)
+			end(nil, err, false)
+			return nil, stopped(ctx, "compaction")
 		}
-		return nil, fmt.Errorf("session: compaction: %w", err)
+		err = fmt.Errorf("session: compaction: %w", err)
+		end(nil, err, false)
+		return nil, err
 	}
 	res := &CompactionResult{Summary: summary, FirstKeptEntryID: ids[cut], TokensBefore: before}
-	if j, ok := s.cfg.Store.(interface {
-		AppendCompaction(summary, firstKeptID string, tokensBefore int) error
-	}); ok {
+	if j := s.cfg.Store; j != nil {
 		if err := j.AppendCompaction(summary, res.FirstKeptEntryID, before); err != nil {
 			s.logger().Error("session: persist compaction", "err", err)
 		}
 	}
-	head := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(summaryText(summary))}, Timestamp: llm.Now()}
+	head := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(journal.SummaryText(summary))}, Timestamp: llm.Now()}
 	s.mu.Lock()
 	// Messages that arrived meanwhile (none while a prompt runs) stay.
 	rest := s.messages[len(msgs):]
@@ -137,13 +93,9 @@ func (s *Session) compact(ctx context.Context, reason string, willRetry bool) (*
 	s.messages = append(append([]llm.Message{head}, msgs[cut:]...), rest...)
 	s.ids = append(append([]string{""}, ids[cut:]...), restIDs...)
 	s.mu.Unlock()
-	end(res, false, willRetry)
+	end(res, nil, willRetry)
 	return res, nil
 }
-
-// summaryText is the user message a summary stands in for, worded as the pi
-// coding agent words it so either tool resumes the other's sessions.
-func summaryText(summary string) string { return compactionPrefix + summary + compactionSuffix }
 
 func (s *Session) keepBudget(m llm.Model) int {
 	keep := s.cfg.Compaction.KeepRecentTokens
@@ -156,17 +108,6 @@ func (s *Session) keepBudget(m llm.Model) int {
 	return keep
 }
 
-// contextTokens is the size of the context: the last call's reported input
-// when there is one, else the estimate.
-func (s *Session) contextTokens(msgs []llm.Message, m llm.Model) int {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if u := msgs[i].Usage; msgs[i].Role == llm.Assistant && u != nil && u.Input > 0 {
-			return u.Input + u.CacheRead + u.CacheWrite + u.Output + EstimateTokens(msgs[i+1:])
-		}
-	}
-	return EstimateTokens(msgs)
-}
-
 // cutPoint picks where the kept part starts: the earliest user or
 // assistant message from which the rest fits keep tokens (a tool result
 // never starts it: it belongs to the call before it). When not even the
@@ -175,7 +116,7 @@ func (s *Session) contextTokens(msgs []llm.Message, m llm.Model) int {
 func cutPoint(msgs []llm.Message, keep int) int {
 	cut, acc, latest := 0, 0, 0
 	for i := len(msgs) - 1; i > 0; i-- {
-		acc += messageTokens(&msgs[i])
+		acc += llm.MessageTokens(&msgs[i])
 		if msgs[i].Role == llm.ToolResult {
 			continue
 		}
@@ -211,7 +152,7 @@ func (s *Session) summarize(ctx context.Context, p llm.Provider, m llm.Model, ol
 		Messages:  []llm.Message{{Role: llm.User, Content: []llm.Content{llm.Text("Summarise this conversation:\n\n<conversation>\n" + text + "\n</conversation>")}, Timestamp: llm.Now()}},
 		MaxTokens: min(max(m.MaxTokens, 1024), 4096),
 	}
-	pol := s.policy()
+	pol := s.policy(m.Provider)
 	for n := 1; ; n++ {
 		req.Attempt = n
 		out, err := s.call(ctx, p, req)
@@ -224,10 +165,10 @@ func (s *Session) summarize(ctx context.Context, p llm.Provider, m llm.Model, ol
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		v := llm.Classify(err)
-		d := pol.Decide(retry.Attempt{Class: v.Class, N: n, Hint: retry.Hint(retry.FailureOf(err), s.now())})
+		rep := s.inspect(err)
+		d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, Now: s.now()})
 		s.logger().Warn("compaction retry decision", "action", d.Action.String(), "attempt", n, "delay", d.Delay,
-			"class", v.Class.String(), "provider", m.Provider, "error", err.Error(), "reason", d.Reason)
+			"class", rep.Class.String(), "provider", m.Provider, "error", rep.Message, "reason", d.Reason)
 		if d.Action != retry.Retry {
 			return "", err
 		}

@@ -8,8 +8,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 func overflowErr() error {
@@ -33,7 +33,7 @@ var small = CompactionConfig{KeepRecentTokens: 250}
 
 func TestOverflowCompactsAndContinues(t *testing.T) {
 	dir := t.TempDir()
-	j, err := NewJournal(dir, "/w")
+	j, err := journal.Create(dir, "/w")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,28 +45,28 @@ func TestOverflowCompactsAndContinues(t *testing.T) {
 		ids = append(ids, id)
 	}
 	f := &fake{steps: []step{{err: overflowErr()}, {text: "## Goal\nkeep going"}, {text: "answer after compaction"}}}
-	s, rec, stop := newSession(t, f, Config{Messages: hist, MessageIDs: ids, Store: j, Compaction: small})
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: hist, IDs: ids}, Store: j, Compaction: small})
 	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	stop()
 	var order []string
 	for _, typ := range rec.types() {
-		switch typ {
-		case agent.AgentEnd, agent.CompactionStart, agent.CompactionEnd, agent.AgentSettled, agent.AutoRetryStart, agent.AutoRetryEnd:
+		switch EventType(typ) {
+		case AgentEnd, CompactionStart, CompactionEnd, AgentSettled, AutoRetryStart, AutoRetryEnd:
 			order = append(order, typ)
 		}
 	}
-	want := []string{agent.AgentEnd, agent.CompactionStart, agent.CompactionEnd, agent.AgentEnd, agent.AgentSettled}
+	want := []string{string(AgentEnd), string(CompactionStart), string(CompactionEnd), string(AgentEnd), string(AgentSettled)}
 	if strings.Join(order, " ") != strings.Join(want, " ") {
 		t.Errorf("events %v, want %v", order, want)
 	}
-	ends := rec.of(agent.CompactionEnd)
-	res, _ := ends[0].Compaction.(*CompactionResult)
+	ends := rec.of(CompactionEnd)
+	res := ends[0].Compaction
 	if ends[0].Reason != ReasonOverflow || !ends[0].WillRetry || ends[0].Aborted || res == nil || res.FirstKeptEntryID == "" || res.TokensBefore == 0 {
 		t.Errorf("compaction_end %+v result %+v", ends[0], res)
 	}
-	if ae := rec.of(agent.AgentEnd); !ae[0].WillRetry || ae[1].WillRetry {
+	if ae := rec.of(AgentEnd); !ae[0].WillRetry || ae[1].WillRetry {
 		t.Errorf("agent_end willRetry %v %v", ae[0].WillRetry, ae[1].WillRetry)
 	}
 	// The call after compaction sends the summary and the kept tail only.
@@ -80,7 +80,7 @@ func TestOverflowCompactsAndContinues(t *testing.T) {
 	}
 	// Resume: the file loads as summary + kept messages + the new turn.
 	j.Close()
-	loaded, err := LoadJournal(j.Path())
+	loaded, err := journal.Load(j.Path())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestOverflowCompactsAndContinues(t *testing.T) {
 
 func TestSecondOverflowFails(t *testing.T) {
 	f := &fake{steps: []step{{err: overflowErr()}, {text: "summary"}, {err: overflowErr()}, {text: "never"}}}
-	s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
 	err := s.Prompt(t.Context(), "next", PromptOptions{})
 	stop()
 	if !errors.Is(err, ErrStillOverflows) || f.calls() != 3 {
@@ -104,7 +104,7 @@ func TestSecondOverflowFails(t *testing.T) {
 	if !strings.Contains(err.Error(), "even after compaction") {
 		t.Errorf("message %q", err)
 	}
-	if n := len(rec.of(agent.CompactionStart)); n != 1 {
+	if n := len(rec.of(CompactionStart)); n != 1 {
 		t.Errorf("%d compactions, want 1", n)
 	}
 }
@@ -112,7 +112,7 @@ func TestSecondOverflowFails(t *testing.T) {
 func TestSummaryCallRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{err: overflowErr()}, {err: overloaded()}, {text: "summary"}, {text: "answer"}}}
-		s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+		s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
 		start := time.Now()
 		if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
 			t.Fatal(err)
@@ -121,7 +121,7 @@ func TestSummaryCallRetried(t *testing.T) {
 		if f.calls() != 4 || time.Since(start) != 2*time.Second {
 			t.Errorf("%d calls in %v, want 4 with one 2s backoff", f.calls(), time.Since(start))
 		}
-		if n := len(rec.of(agent.AutoRetryStart)); n != 0 {
+		if n := len(rec.of(AutoRetryStart)); n != 0 {
 			t.Errorf("%d auto_retry_start for the summary call", n)
 		}
 	})
@@ -130,11 +130,11 @@ func TestSummaryCallRetried(t *testing.T) {
 func TestAbortDuringCompaction(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{err: overflowErr()}, {text: "half a summ", block: true}}}
-		s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+		s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
 		done := make(chan error)
 		go func() { done <- s.Prompt(context.Background(), "next", PromptOptions{}) }()
 		synctest.Wait()
-		if !s.IsCompacting() || !s.State().Compacting {
+		if !s.State().Compacting {
 			t.Fatalf("not compacting: %+v", s.State())
 		}
 		s.Abort()
@@ -143,7 +143,7 @@ func TestAbortDuringCompaction(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("err %v", err)
 		}
-		ends := rec.of(agent.CompactionEnd)
+		ends := rec.of(CompactionEnd)
 		if len(ends) != 1 || !ends[0].Aborted || ends[0].WillRetry {
 			t.Errorf("compaction_end %+v", ends)
 		}
@@ -155,14 +155,14 @@ func TestAbortDuringCompaction(t *testing.T) {
 
 func TestThresholdCompaction(t *testing.T) {
 	f := &fake{steps: []step{{text: "big answer"}, {text: "summary of it all"}}}
-	s, rec, stop := newSession(t, f, Config{Messages: history(6), Compaction: small,
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small,
 		Model: llm.Model{ID: "m", ContextWindow: 12}}) // the fake reports 10 input tokens: 83% < 85%
 	s.cfg.Compaction.ThresholdPercent = 50
 	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	stop()
-	ends := rec.of(agent.CompactionEnd)
+	ends := rec.of(CompactionEnd)
 	if len(ends) != 1 || ends[0].Reason != ReasonThreshold || ends[0].WillRetry {
 		t.Fatalf("compaction_end %+v", ends)
 	}
@@ -170,24 +170,28 @@ func TestThresholdCompaction(t *testing.T) {
 		t.Errorf("context starts with %q", first)
 	}
 	types := rec.types()
-	if types[len(types)-1] != agent.AgentSettled {
+	if types[len(types)-1] != string(AgentSettled) {
 		t.Errorf("agent_settled is not last: %v", types[len(types)-3:])
 	}
 }
 
 func TestManualCompact(t *testing.T) {
 	f := &fake{steps: []step{{text: "summary"}}}
-	s, _, stop := newSession(t, f, Config{Messages: history(6), Compaction: small})
+	s, _, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
 	defer stop()
-	if err := s.Compact(t.Context()); err != nil {
+	res, err := s.Compact(t.Context())
+	if err != nil {
 		t.Fatal(err)
+	}
+	if res == nil || res.Summary != "summary" || res.TokensBefore == 0 || res.FirstKeptEntryID != "" {
+		t.Errorf("Compact returned %+v", res)
 	}
 	if n := len(s.Messages()); n >= 12 {
 		t.Errorf("%d messages after compaction", n)
 	}
-	s2, _, stop2 := newSession(t, &fake{}, Config{Messages: history(1)[:1], Compaction: small})
+	s2, _, stop2 := newSession(t, &fake{}, Config{Resume: &journal.Loaded{Messages: history(1)[:1]}, Compaction: small})
 	defer stop2()
-	if err := s2.Compact(t.Context()); !errors.Is(err, ErrNothingToCompact) {
+	if _, err := s2.Compact(t.Context()); !errors.Is(err, ErrNothingToCompact) {
 		t.Errorf("err %v, want ErrNothingToCompact", err)
 	}
 }

@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/openai"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // TestEndToEndOverLoopback runs a session against the fake LLM over real
@@ -17,12 +17,12 @@ import (
 func TestEndToEndOverLoopback(t *testing.T) {
 	srv := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded}, llmtest.Step{Text: "all good"})
 	pol := retry.Policy{MaxRetries: 3, BaseDelay: time.Millisecond}
-	j, err := NewJournal(t.TempDir(), "/work")
+	j, err := journal.Create(t.TempDir(), "/work")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s, err := New(Config{
-		Provider: &openai.Completions{BaseURL: srv.URL + "/v1", APIKey: "sk-test-key-000000001234", Provider: "fake"},
+		Provider: &openai.Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL + "/v1", APIKey: "sk-test-key-000000001234", Provider: "fake"}},
 		Model:    llm.Model{ID: "m", Provider: "fake", API: llm.APIOpenAICompletions, ContextWindow: 100000},
 		Retry:    &pol,
 		Store:    j,
@@ -40,12 +40,12 @@ func TestEndToEndOverLoopback(t *testing.T) {
 	if len(reqs) != 2 || reqs[0].Attempt != "1" || reqs[1].Attempt != "2" {
 		t.Fatalf("requests %+v, want attempts 1 then 2", reqs)
 	}
-	if st := rec.of(agent.AutoRetryStart); len(st) != 1 || st[0].ErrorClass != "transient" {
+	if st := rec.of(AutoRetryStart); len(st) != 1 || st[0].ErrorClass != retry.Transient {
 		t.Errorf("starts %+v", st)
 	}
 	// Rule 11: the failed message is kept, marked, and not sent again.
 	j.Close()
-	loaded, err := LoadJournal(j.Path())
+	loaded, err := journal.Load(j.Path())
 	if err != nil {
 		t.Fatal(err)
 	}

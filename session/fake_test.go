@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/tool"
 )
@@ -125,7 +124,7 @@ func (r *recorder) add(e Event) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) of(typ string) []Event {
+func (r *recorder) of(typ EventType) []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []Event
@@ -142,7 +141,7 @@ func (r *recorder) types() []string {
 	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.events {
-		out = append(out, e.Type)
+		out = append(out, string(e.Type))
 	}
 	return out
 }
@@ -180,5 +179,5 @@ func (c *counter) Run(context.Context, json.RawMessage) (tool.Result, error) {
 	return tool.Result{Content: []llm.Content{llm.Text("counted")}}, nil
 }
 
-var _ = agent.AgentEnd
+var _ = AgentEnd
 var _ = time.Second

@@ -6,34 +6,27 @@ import (
 	"github.com/rally-agent/rally/llm"
 )
 
-// SetModel switches the provider and model for the next model call; a call
-// already streaming finishes on the old one.
-func (s *Session) SetModel(p llm.Provider, m llm.Model) {
+// SetModel moves the session to t (a client and its model, and the Ref of
+// its credential when a Switcher handed it out) for the next model call; a
+// call already streaming finishes on the old one.
+func (s *Session) SetModel(t llm.Target) {
+	m := t.Model
 	s.mu.Lock()
-	s.provider, s.model = p, m
+	s.target = t
 	s.mu.Unlock()
-	if j, ok := s.cfg.Store.(interface {
-		AppendModelChange(provider, modelID string) error
-	}); ok {
+	if j := s.cfg.Store; j != nil {
 		if err := j.AppendModelChange(m.Provider, m.ID); err != nil {
 			s.logger().Error("session: persist model change", "err", err)
 		}
 	}
 }
 
-// Model returns the model in use.
-func (s *Session) Model() llm.Model {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.model
-}
-
-// SetName names the session (persisted when the store supports it).
+// SetName names the session (and records it in the Store).
 func (s *Session) SetName(name string) error {
 	if name == "" {
 		return errors.New("session: empty name")
 	}
-	if j, ok := s.cfg.Store.(interface{ SetName(string) error }); ok {
+	if j := s.cfg.Store; j != nil {
 		if err := j.SetName(name); err != nil {
 			return err
 		}
@@ -44,25 +37,11 @@ func (s *Session) SetName(name string) error {
 	return nil
 }
 
-// Name returns the session's name, or "".
-func (s *Session) Name() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.name
-}
-
 // SetAutoCompactionEnabled turns automatic compaction on or off.
 func (s *Session) SetAutoCompactionEnabled(on bool) {
 	s.mu.Lock()
 	s.autoCompact = on
 	s.mu.Unlock()
-}
-
-// AutoCompactionEnabled reports whether the session compacts by itself.
-func (s *Session) AutoCompactionEnabled() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.autoCompact
 }
 
 // Stats are the counts and totals of a session (RPC get_session_stats).
@@ -74,6 +53,10 @@ type Stats struct {
 	TotalMessages     int
 	Tokens            llm.Usage
 	Cost              float64
+	// ContextTokens is the size of the working context in tokens: the last
+	// answer's reported usage plus an estimate of what came after, the
+	// same measure compaction uses.
+	ContextTokens int
 }
 
 // Stats counts the working context's messages and sums its usage.
@@ -102,21 +85,7 @@ func (s *Session) Stats() Stats {
 		}
 	}
 	st.TotalMessages = len(s.messages)
+	st.ContextTokens = contextTokens(s.messages)
 	st.Tokens.Cost.Total = st.Cost
 	return st
-}
-
-// LastAssistantText returns the text of the latest assistant message that
-// has any, or "".
-func (s *Session) LastAssistantText() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := len(s.messages) - 1; i >= 0; i-- {
-		if m := &s.messages[i]; m.Role == llm.Assistant {
-			if t := m.TextOf(); t != "" {
-				return t
-			}
-		}
-	}
-	return ""
 }

@@ -8,9 +8,9 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // Rule 1: a transient error then success; the waits are 2000/4000/8000 ms.
@@ -29,17 +29,17 @@ func TestTransientThenSuccess(t *testing.T) {
 		if f.calls() != 4 {
 			t.Errorf("%d model calls, want 4", f.calls())
 		}
-		starts := rec.of(agent.AutoRetryStart)
+		starts := rec.of(AutoRetryStart)
 		if len(starts) != 3 {
 			t.Fatalf("%d auto_retry_start, want 3", len(starts))
 		}
 		for i, want := range []int64{2000, 4000, 8000} {
 			st := starts[i]
-			if st.Attempt != i+1 || st.MaxAttempts != 3 || st.DelayMs != want || st.ErrorMessage == "" || st.ErrorClass != "transient" {
+			if st.Attempt != i+1 || st.MaxAttempts != 3 || st.DelayMs != want || st.ErrorMessage == "" || st.ErrorClass != retry.Transient {
 				t.Errorf("start %d: %+v", i, st)
 			}
 		}
-		ends := rec.of(agent.AutoRetryEnd)
+		ends := rec.of(AutoRetryEnd)
 		if len(ends) != 1 || !ends[0].Success || ends[0].Attempt != 3 {
 			t.Errorf("auto_retry_end %+v, want one success at attempt 3", ends)
 		}
@@ -50,10 +50,10 @@ func TestTransientThenSuccess(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop2()
-		if st := rec2.of(agent.AutoRetryStart); len(st) != 1 || st[0].Attempt != 1 || st[0].DelayMs != 2000 {
+		if st := rec2.of(AutoRetryStart); len(st) != 1 || st[0].Attempt != 1 || st[0].DelayMs != 2000 {
 			t.Errorf("start %+v", st)
 		}
-		if e := rec2.of(agent.AutoRetryEnd); len(e) != 1 || !e[0].Success || e[0].Attempt != 1 {
+		if e := rec2.of(AutoRetryEnd); len(e) != 1 || !e[0].Success || e[0].Attempt != 1 {
 			t.Errorf("end %+v", e)
 		}
 	})
@@ -76,10 +76,10 @@ func TestExhausted(t *testing.T) {
 		if f.calls() != 4 {
 			t.Errorf("%d calls, want 4", f.calls())
 		}
-		if n := len(rec.of(agent.AutoRetryStart)); n != 3 {
+		if n := len(rec.of(AutoRetryStart)); n != 3 {
 			t.Errorf("%d starts, want 3", n)
 		}
-		ends := rec.of(agent.AutoRetryEnd)
+		ends := rec.of(AutoRetryEnd)
 		if len(ends) != 1 || ends[0].Success || ends[0].Attempt != 3 || ends[0].FinalError == "" {
 			t.Errorf("end %+v", ends)
 		}
@@ -102,29 +102,29 @@ func TestFatalAndOverflow(t *testing.T) {
 			if !errors.As(err, &re) || re.Class != retry.Fatal || f.calls() != 1 {
 				t.Fatalf("err %v after %d calls", err, f.calls())
 			}
-			if n := len(rec.of(agent.AutoRetryStart)) + len(rec.of(agent.AutoRetryEnd)); n != 0 {
+			if n := len(rec.of(AutoRetryStart)) + len(rec.of(AutoRetryEnd)); n != 0 {
 				t.Errorf("%d retry events", n)
 			}
 		})
 	}
 	t.Run("overflow goes to compaction", func(t *testing.T) {
 		f := &fake{steps: []step{{err: overflowErr()}, {text: "## Goal\nsummary"}, {text: "answer"}}}
-		s, rec, stop := newSession(t, f, Config{Messages: history(6)})
+		s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
 		if err != nil || f.calls() != 3 {
 			t.Fatalf("err %v after %d calls, want success after overflow, summary, answer", err, f.calls())
 		}
-		if n := len(rec.of(agent.AutoRetryStart)) + len(rec.of(agent.AutoRetryEnd)); n != 0 {
+		if n := len(rec.of(AutoRetryStart)) + len(rec.of(AutoRetryEnd)); n != 0 {
 			t.Errorf("%d retry events for an overflow", n)
 		}
-		if n := len(rec.of(agent.CompactionEnd)); n != 1 {
+		if n := len(rec.of(CompactionEnd)); n != 1 {
 			t.Errorf("%d compaction_end events", n)
 		}
 	})
 	t.Run("overflow without compaction", func(t *testing.T) {
 		f := &fake{steps: []step{{err: overflowErr()}}}
-		s, _, stop := newSession(t, f, Config{NoAutoCompaction: true, Messages: history(6)})
+		s, _, stop := newSession(t, f, Config{NoAutoCompaction: true, Resume: &journal.Loaded{Messages: history(6)}})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
 		if !errors.Is(err, ErrContextOverflow) || f.calls() != 1 {
@@ -148,8 +148,8 @@ func TestNoRetryConfigs(t *testing.T) {
 			}
 			err := s.Prompt(t.Context(), "hi", PromptOptions{})
 			stop()
-			if err == nil || f.calls() != 1 || len(rec.of(agent.AutoRetryStart)) != 0 {
-				t.Fatalf("err %v, %d calls, %d starts", err, f.calls(), len(rec.of(agent.AutoRetryStart)))
+			if err == nil || f.calls() != 1 || len(rec.of(AutoRetryStart)) != 0 {
+				t.Fatalf("err %v, %d calls, %d starts", err, f.calls(), len(rec.of(AutoRetryStart)))
 			}
 		})
 	}
@@ -168,8 +168,26 @@ func TestHints(t *testing.T) {
 		if d := time.Since(start); d != 30*time.Second {
 			t.Errorf("waited %v, want the 30s the server asked for", d)
 		}
-		if st := rec.of(agent.AutoRetryStart); len(st) != 1 || st[0].DelayMs != 30000 {
+		if st := rec.of(AutoRetryStart); len(st) != 1 || st[0].DelayMs != 30000 {
 			t.Errorf("starts %+v", st)
+		}
+	})
+	// A 50-minute hint is a transient wait too long to sleep; one of hours
+	// is a usage limit (retry.LongWait): both fail at once, naming the wait.
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{err: apiErr(429, `{"error":{"message":"slow down","type":"rate_limit_error"}}`, "retry-after", "3000")}, {text: "never"}}}
+		s, rec, stop := newSession(t, f, Config{})
+		start := time.Now()
+		err := s.Prompt(t.Context(), "hi", PromptOptions{})
+		stop()
+		if time.Since(start) != 0 || f.calls() != 1 {
+			t.Errorf("took %v and %d calls; want an immediate failure", time.Since(start), f.calls())
+		}
+		if err == nil || !strings.Contains(err.Error(), "provider asked for 50m0s, longer than maxDelayMs 1m0s") {
+			t.Errorf("err %v, want it to name the requested wait", err)
+		}
+		if n := len(rec.of(AutoRetryStart)); n != 0 {
+			t.Errorf("%d starts", n)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
@@ -181,10 +199,10 @@ func TestHints(t *testing.T) {
 		if time.Since(start) != 0 || f.calls() != 1 {
 			t.Errorf("took %v and %d calls; want an immediate failure", time.Since(start), f.calls())
 		}
-		if err == nil || !strings.Contains(err.Error(), "provider asked for 5h0m0s, longer than maxDelayMs 1m0s") {
+		if err == nil || !strings.Contains(err.Error(), "(in 5h0m), longer than maxDelayMs 1m0s") {
 			t.Errorf("err %v, want it to name the requested wait", err)
 		}
-		if n := len(rec.of(agent.AutoRetryStart)); n != 0 {
+		if n := len(rec.of(AutoRetryStart)); n != 0 {
 			t.Errorf("%d starts", n)
 		}
 	})
@@ -212,7 +230,7 @@ func TestAbort(t *testing.T) {
 			if !errors.Is(err, ErrRetryCancelled) || f.calls() != 1 {
 				t.Errorf("err %v, calls %d", err, f.calls())
 			}
-			ends := rec.of(agent.AutoRetryEnd)
+			ends := rec.of(AutoRetryEnd)
 			if len(ends) != 1 || ends[0].Success || ends[0].FinalError != RetryCancelled || ends[0].Attempt != 1 {
 				t.Errorf("end %+v", ends)
 			}
@@ -234,7 +252,7 @@ func TestAbort(t *testing.T) {
 			if !errors.Is(err, context.Canceled) || f.calls() != 1 {
 				t.Errorf("err %v, calls %d", err, f.calls())
 			}
-			if ends := rec.of(agent.AutoRetryEnd); len(ends) != 1 || ends[0].FinalError != RetryCancelled {
+			if ends := rec.of(AutoRetryEnd); len(ends) != 1 || ends[0].FinalError != RetryCancelled {
 				t.Errorf("end %+v", ends)
 			}
 		})
@@ -252,12 +270,12 @@ func TestAbort(t *testing.T) {
 			if !errors.Is(err, context.Canceled) || f.calls() != 1 {
 				t.Errorf("err %v, calls %d", err, f.calls())
 			}
-			ends := rec.of(agent.MessageEnd)
+			ends := rec.of(MessageEnd)
 			last := ends[len(ends)-1].Message
 			if last.StopReason != llm.Aborted {
 				t.Errorf("last message stop reason %q, want aborted", last.StopReason)
 			}
-			if n := len(rec.of(agent.AutoRetryStart)); n != 0 {
+			if n := len(rec.of(AutoRetryStart)); n != 0 {
 				t.Errorf("%d retries after abort", n)
 			}
 		})
@@ -280,10 +298,10 @@ func TestPromptWaitsForChain(t *testing.T) {
 		slow()
 		stop()
 		types := rec.types()
-		if types[len(types)-1] != agent.AgentSettled || len(rec.of(agent.AgentSettled)) != 1 {
+		if types[len(types)-1] != string(AgentSettled) || len(rec.of(AgentSettled)) != 1 {
 			t.Errorf("events end %v", types[len(types)-3:])
 		}
-		ends := rec.of(agent.AgentEnd)
+		ends := rec.of(AgentEnd)
 		if len(ends) != 2 || !ends[0].WillRetry || ends[1].WillRetry {
 			t.Errorf("agent_end willRetry: %+v", ends)
 		}
@@ -316,7 +334,7 @@ func TestToolsRunOnce(t *testing.T) {
 				t.Errorf("failed message sent again: %+v", m)
 			}
 		}
-		if n := len(rec.of(agent.MessageDiscarded)); n != 1 {
+		if n := len(rec.of(MessageDiscarded)); n != 1 {
 			t.Errorf("%d message_discarded, want 1", n)
 		}
 		if got := s.State().MessageCount; got != 4 {
@@ -336,7 +354,7 @@ func TestCounterResets(t *testing.T) {
 			}
 		}
 		stop()
-		starts := rec.of(agent.AutoRetryStart)
+		starts := rec.of(AutoRetryStart)
 		if len(starts) != 2 || starts[0].Attempt != 1 || starts[1].Attempt != 1 || starts[1].DelayMs != 2000 {
 			t.Errorf("starts %+v", starts)
 		}
@@ -354,14 +372,14 @@ func TestStreamingModes(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop()
-		d := rec.of(agent.MessageDiscarded)
+		d := rec.of(MessageDiscarded)
 		if len(d) != 1 || d[0].Message.TextOf() != "partial answer" {
 			t.Errorf("discarded %+v", d)
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{text: "partial answer", midErr: llm.ErrTruncated}, {text: "never"}}}
-		s, _, stop := newSession(t, f, Config{Streaming: BeforeOutput})
+		s, _, stop := newSession(t, f, Config{Retry: &retry.Policy{MaxRetries: 3, BeforeOutput: true}})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
 		if err == nil || f.calls() != 1 {
@@ -370,7 +388,7 @@ func TestStreamingModes(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{midErr: llm.ErrTruncated}, {text: "answer"}}}
-		s, _, stop := newSession(t, f, Config{Streaming: BeforeOutput})
+		s, _, stop := newSession(t, f, Config{Retry: &retry.Policy{MaxRetries: 3, BeforeOutput: true}})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
 		if err != nil || f.calls() != 2 {

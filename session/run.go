@@ -11,45 +11,15 @@ import (
 	"github.com/rally-agent/rally/retry"
 )
 
-// RetryCancelled is auto_retry_end's finalError when a retry was cancelled.
-const RetryCancelled = "Retry cancelled"
-
-// PromptOptions are the extras of a prompt.
-type PromptOptions struct {
-	// Images are attached to the prompt (image content blocks).
-	Images []llm.Content
-}
-
-// Prompt sends text as a user message and runs the agent until the run has
-// settled: success, final failure (a *RunError), or cancellation (an error
-// wrapping context.Canceled). Retries happen inside Prompt.
-func (s *Session) Prompt(ctx context.Context, text string, opts PromptOptions) error {
-	m := llm.Message{Role: llm.User, Content: append([]llm.Content{llm.Text(text)}, opts.Images...), Timestamp: llm.Now()}
-	return s.run(ctx, []llm.Message{m})
-}
-
-// Continue runs the agent from the current context without a new message,
-// e.g. after a failure the user wants to try again.
-func (s *Session) Continue(ctx context.Context) error { return s.run(ctx, nil) }
-
 // run is one prompt: agent runs and the retry chain around them.
-func (s *Session) run(ctx context.Context, prompt []llm.Message) (err error) {
-	runCtx, end, err := s.begin(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		end()
-		s.hub.emit(Event{Type: agent.AgentSettled})
-	}()
-
+func (s *Session) run(ctx context.Context, prompt []llm.Message) error {
 	header := 1
 	for {
-		ac := s.agentConfig()
-		r := &runState{s: s, used: Target{Provider: ac.Provider, Model: ac.Model}}
-		out, runErr := ac.Run(runCtx, s.sendable(), agent.Options{Attempt: header, Prompt: prompt}, r.event)
+		ac, used := s.agentConfig()
+		r := &runState{s: s, used: used}
+		out, runErr := ac.Run(ctx, s.sendable(), agent.Options{Attempt: header, Prompt: prompt}, r.event)
 		prompt = nil
-		next, err := s.decide(runCtx, r, out, runErr)
+		next, err := s.decide(ctx, r, out, runErr)
 		if next == 0 {
 			return err
 		}
@@ -57,39 +27,21 @@ func (s *Session) run(ctx context.Context, prompt []llm.Message) (err error) {
 	}
 }
 
-// begin starts the one operation a session runs at a time (a prompt or a
-// compaction) with fresh per-prompt state; end, which must be called,
-// resets it. Abort cancels the returned context.
-func (s *Session) begin(ctx context.Context) (_ context.Context, end func(), err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running {
-		return nil, nil, ErrBusy
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	s.running, s.attempt, s.noRetry, s.overflowed, s.cancelRun = true, 0, false, false, cancel
-	return ctx, func() {
-		cancel()
-		s.mu.Lock()
-		s.running, s.retrying, s.attempt, s.noRetry, s.cancelRun, s.stopWait = false, false, 0, false, nil, nil
-		s.mu.Unlock()
-	}, nil
-}
-
-// agentConfig is the agent loop's configuration for the next run.
-func (s *Session) agentConfig() *agent.Config {
+// agentConfig is the agent loop's configuration for the next run, and the
+// target its calls go to.
+func (s *Session) agentConfig() (*agent.Config, llm.Target) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &agent.Config{
-		Provider: s.provider,
-		Model:    s.model,
+		Provider: s.target.Provider,
+		Model:    s.target.Model,
 		System:   s.cfg.System,
 		Tools:    s.cfg.Tools,
 		MaxTurns: s.cfg.MaxTurns,
 		Thinking: s.cfg.Thinking,
 		Steering: s.takeSteering,
 		FollowUp: s.takeFollowUp,
-	}
+	}, s.target
 }
 
 // sendable is the context sent to the model: the working context without
@@ -113,17 +65,18 @@ func (s *Session) sendable() []llm.Message {
 // retry follows.
 type runState struct {
 	s        *Session
-	used     Target // the client and model of this run's calls
+	used     llm.Target // what this run's calls went to
 	agentEnd *Event
 	failed   *llm.Message
 }
 
-func (r *runState) event(e Event) {
+func (r *runState) event(le agent.Event) {
+	e := fromLoop(le)
 	switch e.Type {
-	case agent.AgentEnd:
+	case AgentEnd:
 		r.agentEnd = &e
 		return
-	case agent.MessageEnd:
+	case MessageEnd:
 		m := *e.Message
 		if m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted) {
 			// Kept aside until the session decides whether a retry
@@ -150,7 +103,7 @@ func (s *Session) succeeded() {
 	s.attempt = 0
 	s.mu.Unlock()
 	if n > 0 {
-		s.hub.emit(Event{Type: agent.AutoRetryEnd, Success: true, Attempt: n})
+		s.hub.emit(Event{Type: AutoRetryEnd, Success: true, Attempt: n})
 	}
 }
 
@@ -187,7 +140,7 @@ func (s *Session) closeChain(attempt int, finalError string) {
 	if attempt <= 0 {
 		return
 	}
-	s.hub.emit(Event{Type: agent.AutoRetryEnd, Success: false, Attempt: attempt, FinalError: finalError})
+	s.hub.emit(Event{Type: AutoRetryEnd, Success: false, Attempt: attempt, FinalError: finalError})
 	s.mu.Lock()
 	s.attempt = 0
 	s.mu.Unlock()
@@ -198,7 +151,7 @@ func (s *Session) closeChain(attempt int, finalError string) {
 // result when the prompt is over.
 func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, runErr error) (next int, err error) {
 	s.mu.Lock()
-	attempt, autoRetry, noRetry := s.attempt, s.autoRetry, s.noRetry
+	attempt, noRetry := s.attempt, s.noRetry
 	s.mu.Unlock()
 
 	if out.CallErr == nil {
@@ -206,7 +159,7 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 		if runErr != nil {
 			if ctx.Err() != nil {
 				s.closeChain(attempt, RetryCancelled)
-				return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+				return 0, stopped(ctx, "prompt")
 			}
 			return 0, runErr
 		}
@@ -222,100 +175,71 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 		s.record(*failed, false)
 		r.endAgent(false)
 		s.closeChain(attempt, RetryCancelled)
-		return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+		return 0, stopped(ctx, "prompt")
 	}
 
-	verdict := llm.Classify(out.CallErr)
-	if verdict.Class == retry.ContextOverflow {
-		return s.overflow(ctx, r, failed, attempt, out.CallErr)
-	}
-
-	pol := s.policy()
-	mode := s.cfg.Streaming
-	var why string
+	rep := s.inspect(out.CallErr)
 	switch {
-	case !verdict.Class.Retryable():
-	case !autoRetry || pol.Disabled:
-		why = "auto-retry is off"
-	case noRetry:
-		why = RetryCancelled
-	case mode == BeforeOutput && out.Output:
-		why = "output was already streamed (retry.streaming is beforeOutput)"
-	default:
-		return s.retry(ctx, r, failed, attempt, verdict, out.CallErr)
+	case rep.Class == retry.ContextOverflow:
+		return s.overflow(ctx, r, failed, attempt, out.CallErr)
+	case noRetry: // AbortRetry landed while the retried call ran
+		s.record(*failed, false)
+		r.endAgent(false)
+		s.closeChain(attempt, RetryCancelled)
+		return 0, &RunError{Class: rep.Class, Retries: attempt, Reason: RetryCancelled, Err: out.CallErr}
 	}
-	s.record(*failed, false)
-	r.endAgent(false)
-	final := failed.ErrorMessage
-	if noRetry {
-		final = RetryCancelled
-	}
-	s.closeChain(attempt, final)
-	return 0, &RunError{Class: verdict.Class, Retries: attempt, Reason: why, Err: out.CallErr}
+	return s.retry(ctx, r, failed, attempt, rep, out)
 }
 
-// retry runs the retry path of DESIGN §3.1 step 2 for a retryable failure.
-func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, attempt int, v retry.Verdict, callErr error) (int, error) {
-	pol := s.policy()
+// retry is the retry path of DESIGN §3.1 step 2: decide, switch if the
+// policy wants it, emit, wait.
+func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, attempt int, rep retry.Report, out agent.Outcome) (int, error) {
 	n := attempt + 1
 	s.mu.Lock()
 	s.attempt = n
-	model := s.model
 	s.mu.Unlock()
-
-	hint := retry.Hint(retry.FailureOf(callErr), s.now())
-	var target Target
-	canSwitch := false
-	maxDelay := pol.MaxDelay
-	if maxDelay <= 0 {
-		maxDelay = retry.DefaultMaxDelay
+	pol := s.policy(r.used.Model.Provider)
+	d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, CanSwitch: s.cfg.Switcher != nil, Output: out.Output, Now: s.now()})
+	switched := ""
+	if d.Action == retry.Switch {
+		if t, ok := s.cfg.Switcher.Switch(ctx, r.used, rep); ok {
+			s.mu.Lock()
+			s.target = t
+			s.mu.Unlock()
+			switched = t.Name
+		} else {
+			d = *d.Else
+		}
 	}
-	if s.cfg.Switcher != nil && (v.Class == retry.UsageLimit || hint > maxDelay) && n <= pol.MaxRetries {
-		target, canSwitch = s.cfg.Switcher.Switch(ctx, r.used, callErr, hint)
-	}
-	d := pol.Decide(retry.Attempt{Class: v.Class, N: n, Hint: hint, CanSwitch: canSwitch})
 	s.logger().Warn("retry decision", "action", d.Action.String(), "attempt", n, "maxAttempts", pol.MaxRetries,
-		"delay", d.Delay, "class", v.Class.String(), "provider", model.Provider, "model", model.ID,
+		"delay", d.Delay, "class", rep.Class.String(), "provider", r.used.Model.Provider, "model", r.used.Model.ID,
 		"error", failed.ErrorMessage, "reason", d.Reason)
 
 	if d.Action == retry.GiveUp {
 		s.record(*failed, false)
 		r.endAgent(false)
+		s.mu.Lock()
+		s.attempt = attempt
+		s.mu.Unlock()
 		s.closeChain(attempt, failed.ErrorMessage)
-		s.mu.Lock()
-		s.attempt = 0
-		s.mu.Unlock()
-		reason := d.Reason
-		if n > pol.MaxRetries {
-			reason = "" // "retry failed after N attempts" says it
-		} else if hint > maxDelay {
-			reason = tooLong(v.Class, hint, maxDelay, s.now(), s.cfg.Switcher != nil)
-		}
-		return 0, &RunError{Class: v.Class, Retries: attempt, Reason: reason, Err: callErr}
-	}
-	switched := ""
-	if d.Action == retry.Switch {
-		s.mu.Lock()
-		s.provider, s.model = target.Provider, target.Model
-		s.mu.Unlock()
-		switched, d.Delay = target.Name, 0
+		return 0, &RunError{Class: rep.Class, Retries: attempt, Reason: d.Reason, Exhausted: d.Exhausted, Err: out.CallErr}
 	}
 
 	r.endAgent(true)
 	if len(failed.Content) > 0 {
-		s.hub.emit(Event{Type: agent.MessageDiscarded, Message: failed})
+		s.hub.emit(Event{Type: MessageDiscarded, Message: failed})
 	}
-	s.hub.emit(Event{Type: agent.AutoRetryStart, Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
-		ErrorMessage: failed.ErrorMessage, ErrorClass: v.Class.String(), SwitchedTo: switched})
+	s.hub.emit(Event{Type: AutoRetryStart, Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
+		ErrorMessage: failed.ErrorMessage, ErrorClass: rep.Class, SwitchedTo: switched})
 
 	if !s.wait(ctx, d.Delay) {
 		// Cancelled: the failed message is the prompt's final state after all.
 		s.record(*failed, false)
 		s.closeChain(n, RetryCancelled)
 		if ctx.Err() != nil {
-			return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+			return 0, stopped(ctx, "prompt")
 		}
-		return 0, &RunError{Class: v.Class, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrRetryCancelled, callErr)}
+		return 0, &RunError{Class: rep.Class, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrRetryCancelled, out.CallErr)}
 	}
 	s.record(*failed, true)
 	return n + 1, nil
@@ -371,7 +295,7 @@ func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message
 	if _, err := s.compact(ctx, ReasonOverflow, true); err != nil {
 		s.closeChain(attempt, err.Error())
 		if errors.Is(err, context.Canceled) {
-			return 0, fmt.Errorf("session: aborted: %w", context.Canceled)
+			return 0, stopped(ctx, "prompt")
 		}
 		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrContextOverflow, err)}
 	}
@@ -383,7 +307,7 @@ func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message
 // prompt starts with room. A failure here is logged, not the prompt's.
 func (s *Session) afterSuccess(ctx context.Context) {
 	s.mu.Lock()
-	auto, model := s.autoCompact, s.model
+	auto, model := s.autoCompact, s.target.Model
 	var usage *llm.Usage
 	for i := len(s.messages) - 1; i >= 0; i-- {
 		if m := &s.messages[i]; m.Role == llm.Assistant && m.Usage != nil {
@@ -400,7 +324,7 @@ func (s *Session) afterSuccess(ctx context.Context) {
 		pct = DefaultThresholdPercent
 	}
 	used := usage.Input + usage.CacheRead + usage.CacheWrite
-	reason := ""
+	var reason CompactionReason
 	switch {
 	case model.Overflows(usage):
 		reason = ReasonOverflow
@@ -410,6 +334,6 @@ func (s *Session) afterSuccess(ctx context.Context) {
 		return
 	}
 	if _, err := s.compact(ctx, reason, false); err != nil && !errors.Is(err, ErrNothingToCompact) {
-		s.logger().Warn("compaction after the run failed", "reason", reason, "err", err.Error())
+		s.logger().Warn("compaction after the run failed", "reason", string(reason), "err", err.Error())
 	}
 }

@@ -1,12 +1,21 @@
 // Package session runs prompts through the agent loop and owns everything
 // that outlives one model call: the retry lifecycle (DESIGN §3.1–3.3), the
-// compaction boundary, persistence and event subscriptions. It is what a Go
+// compaction boundary, persistence (through a Store, such as a
+// session/journal file) and the typed session events. It is what a Go
 // program embeds:
 //
 //	s, err := session.New(session.Config{Provider: &sim.Model{}, Model: sim.Info()})
-//	unsubscribe := s.Subscribe(func(e session.Event) { … })
+//	unsubscribe := s.Subscribe(func(e session.Event) {
+//		if e.Type == session.AutoRetryStart { … e.Attempt, e.DelayMs … }
+//	})
 //	err = s.Prompt(ctx, "What does rally do?", session.PromptOptions{})
 //	unsubscribe() // every event of the run has been delivered
+//
+// A failure is read once (Config.Classify, by default retry.Inspect),
+// decided by the retry.Policy, switched through the Switcher when the
+// policy wants it, announced (auto_retry_start) and waited out. One
+// operation runs at a time: Start accepts a prompt or refuses it at once,
+// the returned Run settles after its agent_settled event.
 package session
 
 import (
@@ -19,37 +28,21 @@ import (
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/tool"
 )
 
-// Streaming modes of Config.Streaming (the retry.streaming setting).
-const (
-	// Restart retries a stream that failed mid-way and discards its partial
-	// output with a message_discarded event.
-	Restart = "restart"
-	// BeforeOutput retries only when nothing visible was emitted yet, for
-	// sinks that cannot take text back.
-	BeforeOutput = "beforeOutput"
-)
-
-// Target is what a Switcher moves a session to.
-type Target struct {
-	Provider llm.Provider
-	Model    llm.Model
-	// Name says what was switched to, for auto_retry_start's switchedTo: a
-	// credential id or "provider/model". Never a key.
-	Name string
-}
-
-// Switcher rotates credentials and fallback models on a usage limit (the
-// auth package implements it).
+// Switcher rotates credentials and fallback models on a usage limit or a
+// wait too long to sit out (package auth's Rotation is one; it needs
+// nothing of this package).
 type Switcher interface {
-	// Switch marks what the failed call used (from: its client and model;
-	// from.Name is empty) as blocked for the hinted time (0: unknown) and
-	// returns what to use instead; ok is false when nothing else is
-	// available. The session passes the failed call's own client because
-	// SetModel may have replaced the one the Switcher handed out.
-	Switch(ctx context.Context, from Target, failed error, hint time.Duration) (t Target, ok bool)
+	// Switch is asked when the policy wants a switch, before anything is
+	// changed. from is what the failed call used (its Ref as the Switcher
+	// handed it out, "" for a client it did not); failure is that call's
+	// report. On a usage limit the Switcher marks from's credential as
+	// blocked for failure.Hint (0: unknown). It returns what to use
+	// instead, or ok false when nothing else is usable.
+	Switch(ctx context.Context, from llm.Target, failure retry.Report) (to llm.Target, ok bool)
 }
 
 // Config sets up a session. Provider is required; every other zero value is
@@ -57,35 +50,43 @@ type Switcher interface {
 type Config struct {
 	Provider llm.Provider
 	Model    llm.Model
-	System   string
-	Tools    []tool.Tool
+	// Ref identifies Provider's credential to the Switcher, as in the
+	// llm.Target it handed out; "" when there is none.
+	Ref    string
+	System string
+	Tools  []tool.Tool
 	// MaxTurns bounds the model calls of one prompt; 0 means
 	// agent.DefaultMaxTurns.
 	MaxTurns int
 	Thinking string
-	// Retry is the retry policy; nil means retry.Default().
+	// Retry is the retry policy (its BeforeOutput is the retry.streaming
+	// setting); nil means retry.Default().
 	Retry *retry.Policy
-	// Streaming is Restart (the default, for "") or BeforeOutput.
-	Streaming string
-	// Switcher rotates credentials and models on usage limits; nil means
-	// there is never another credential.
+	// ProviderMaxRetries overrides Retry.MaxRetries for the calls to a
+	// provider (by llm.Model.Provider): whichever the session is on, after
+	// a switch, a fallback or SetModel too. Providers not in it use Retry's.
+	ProviderMaxRetries map[string]int
+	// Classify reads a failed model call; nil means retry.Inspect. A hook
+	// in the spirit of go-retryablehttp's CheckRetry: wrap retry.Inspect to
+	// treat a failure of your own server differently.
+	Classify func(err error, now time.Time) retry.Report
+	// Switcher rotates credentials and models on usage limits and waits
+	// too long to sit out; nil means there is never another credential.
 	Switcher Switcher
 	// Compaction tunes compaction; NoAutoCompaction turns the automatic
 	// kind off (then a context overflow fails the prompt with
 	// ErrContextOverflow).
 	Compaction CompactionConfig
-	// Store persists the session (a *Journal for a session file); nil
-	// keeps it in memory only.
+	// Store persists the session (a *journal.Journal for a session file);
+	// nil keeps it in memory only.
 	Store Store
-	// Messages is the context to start from, e.g. a resumed session's, and
-	// MessageIDs their entry ids in the Store, when known.
-	Messages   []llm.Message
-	MessageIDs []string
+	// Resume is what to continue: a session file's content as journal.Open
+	// or journal.Load returns it (its context, their entry ids, its name),
+	// or just Messages to start from. nil starts empty.
+	Resume *journal.Loaded
 	// NoAutoCompaction turns automatic compaction off (it can be turned on
 	// later with SetAutoCompactionEnabled).
 	NoAutoCompaction bool
-	// Name is the session's name, e.g. from a resumed file.
-	Name string
 	// Log receives every retry decision; nil discards them.
 	Log *slog.Logger
 	// Now returns the current time for retry hints; nil means time.Now.
@@ -95,6 +96,7 @@ type Config struct {
 // Errors of Prompt.
 var (
 	ErrBusy            = errors.New("session: a prompt is already running")
+	ErrCompacting      = errors.New("session: a compaction is running")
 	ErrContextOverflow = errors.New("session: context overflow: the conversation no longer fits the model's context window")
 	ErrRetryCancelled  = errors.New("session: retry cancelled")
 	ErrStillOverflows  = fmt.Errorf("%w even after compaction", ErrContextOverflow)
@@ -105,15 +107,21 @@ type RunError struct {
 	Class retry.Class
 	// Retries is how many retries were made before giving up.
 	Retries int
-	// Reason says why no (further) retry was made, when that is not obvious
-	// from Err ("provider asked for 5h0m0s, longer than maxDelayMs 1m0s").
+	// Reason is the retry policy's reason for making no (further) retry
+	// ("usage limit: resets at 15:00 (in 4h59m), longer than maxDelayMs
+	// 1m0s").
 	Reason string
-	Err    error
+	// Exhausted reports that every retry the policy allows was made.
+	Exhausted bool
+	Err       error
 }
 
+// Error says what failed. The reason is shown when it adds to Err: not for
+// a class that is never retried (the provider's message says it all), nor
+// after exhaustion ("retry failed after N attempts" says it).
 func (e *RunError) Error() string {
 	msg := e.Err.Error()
-	if e.Reason != "" {
+	if e.Reason != "" && e.Class.Retryable() && !e.Exhausted {
 		msg = e.Reason + ": " + msg
 	}
 	if e.Retries > 0 {
@@ -141,11 +149,20 @@ type State struct {
 	SessionID        string
 }
 
-// Store persists a session's entries. *Journal, the session file, is one.
+// Store persists a session's entries; *journal.Journal, the session file,
+// is one. A store that keeps only messages returns nil from the rest.
 type Store interface {
-	// AppendMessage records a message; retried marks a failed assistant
-	// message that a retry replaced.
+	// AppendMessage records a message and returns its entry id; retried
+	// marks a failed assistant message that a retry replaced.
 	AppendMessage(m llm.Message, retried bool) (id string, err error)
+	// AppendModelChange records SetModel.
+	AppendModelChange(provider, modelID string) error
+	// AppendCompaction records a compaction: the summary, the entry id of
+	// the first message kept whole, the context's tokens before.
+	AppendCompaction(summary, firstKeptID string, tokensBefore int) error
+	// SetName records the session's name.
+	SetName(name string) error
+	// Path and ID name the session (get_state's sessionFile, sessionId).
 	Path() string
 	ID() string
 }
@@ -155,15 +172,19 @@ type Store interface {
 type Session struct {
 	cfg Config
 	hub hub
+	// life orders operations: an operation's last event is emitted before
+	// the next one can begin (lifecycle.go).
+	life sync.Mutex
 
 	mu        sync.Mutex
-	provider  llm.Provider
-	model     llm.Model
+	target    llm.Target // what the next model call goes to
 	messages  []llm.Message
-	ids       []string // Store entry ids of messages, "" where unknown
-	running   bool
-	retrying  bool // waiting before a retry
-	attempt   int  // the retry counter: 1-based, 0 outside a chain
+	ids       []string      // Store entry ids of messages, "" where unknown
+	running   bool          // an operation was accepted and has not settled
+	compactOp bool          // it is an explicit compaction
+	idle      chan struct{} // closed when it settles
+	retrying  bool          // waiting before a retry
+	attempt   int           // the retry counter: 1-based, 0 outside a chain
 	autoRetry bool
 	noRetry   bool // AbortRetry landed while a retried call ran
 	cancelRun context.CancelFunc
@@ -182,24 +203,38 @@ func New(cfg Config) (*Session, error) {
 	if cfg.Provider == nil {
 		return nil, errors.New("session: no provider")
 	}
-	s := &Session{cfg: cfg, provider: cfg.Provider, model: cfg.Model, autoRetry: true, autoCompact: !cfg.NoAutoCompaction, name: cfg.Name}
-	s.messages = append(s.messages, cfg.Messages...)
-	s.ids = make([]string, len(s.messages))
-	copy(s.ids, cfg.MessageIDs)
+	s := &Session{cfg: cfg, target: llm.Target{Provider: cfg.Provider, Model: cfg.Model, Ref: cfg.Ref},
+		autoRetry: true, autoCompact: !cfg.NoAutoCompaction}
+	if r := cfg.Resume; r != nil {
+		s.messages, s.name = cloneAll(r.Messages), r.Name
+		s.ids = make([]string, len(s.messages))
+		copy(s.ids, r.IDs)
+	}
 	return s, nil
 }
 
-// Subscribe registers fn for every event from now on, delivered in order on
-// a goroutine of its own behind a bounded buffer. The returned function
-// unsubscribes after fn has received every event already emitted. fn must
-// not call the unsubscribe function itself.
-func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) { return s.hub.subscribe(fn) }
-
-func (s *Session) policy() retry.Policy {
-	if s.cfg.Retry == nil {
-		return retry.Default()
+// policy is the retry policy for a call to provider: Config.Retry with
+// the provider's own maxRetries, and off while auto-retry is.
+func (s *Session) policy(provider string) retry.Policy {
+	p := retry.Default()
+	if s.cfg.Retry != nil {
+		p = *s.cfg.Retry
 	}
-	return *s.cfg.Retry
+	if n, ok := s.cfg.ProviderMaxRetries[provider]; ok {
+		p.MaxRetries = n
+	}
+	s.mu.Lock()
+	p.Disabled = p.Disabled || !s.autoRetry
+	s.mu.Unlock()
+	return p
+}
+
+// inspect reads a failed call once, through Config.Classify.
+func (s *Session) inspect(err error) retry.Report {
+	if s.cfg.Classify != nil {
+		return s.cfg.Classify(err, s.now())
+	}
+	return retry.Inspect(err, s.now())
 }
 
 func (s *Session) now() time.Time {
@@ -242,12 +277,12 @@ func (s *Session) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := State{
-		Model:            s.model,
+		Model:            s.target.Model,
 		Thinking:         s.cfg.Thinking,
 		Name:             s.name,
-		Compacting:       s.compacting,
+		Compacting:       s.compacting || s.compactOp,
 		AutoCompaction:   s.autoCompact,
-		Streaming:        s.running && !s.retrying && !s.compacting,
+		Streaming:        s.running && !s.retrying && !s.compacting && !s.compactOp,
 		Retrying:         s.retrying,
 		RetryAttempt:     s.attempt,
 		AutoRetryEnabled: s.autoRetry,

@@ -142,6 +142,8 @@ var agreementDocs = []struct {
 	{`{"compaction": {"thresholdPercent": 101}}`, false},
 	{`{"providers": {"p": {"models": [{"id": "m", "cost": {"output": -0.01}}]}}}`, false},
 	{`{"providers": {"p": {"timeoutMs": 3600001}}}`, false},
+	{`{"providers": {"p": {"maxEventBytes": 1023}}}`, false},
+	{`{"providers": {"p": {"maxEventBytes": 1048576}}}`, true},
 	// bad enum
 	{`{"retry": {"streaming": "never"}}`, false},
 	{`{"providers": {"x": {"api": "openai"}}}`, false},

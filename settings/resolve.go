@@ -26,11 +26,27 @@ func (s *Settings) RetryPolicy(provider string) retry.Policy {
 		BaseDelay:  time.Duration(r.BaseDelayMs) * time.Millisecond,
 		MaxDelay:   time.Duration(r.MaxDelayMs) * time.Millisecond,
 		Jitter:     r.Jitter,
+		// The streaming mode is the policy's: it decides whether a
+		// stream that failed mid-way is retried.
+		BeforeOutput: r.Streaming == StreamBeforeOutput,
 	}
-	if pr, ok := s.Providers[provider]; ok && pr.MaxRetries != nil {
-		p.MaxRetries = *pr.MaxRetries
+	if n, ok := s.MaxRetriesByProvider()[provider]; ok {
+		p.MaxRetries = n
 	}
 	return p
+}
+
+// MaxRetriesByProvider holds the providers that set their own maxRetries
+// (session.Config.ProviderMaxRetries: it applies to whichever provider a
+// session is on, after a switch or a fallback too).
+func (s *Settings) MaxRetriesByProvider() map[string]int {
+	m := map[string]int{}
+	for name, pr := range s.Providers {
+		if pr.MaxRetries != nil {
+			m[name] = *pr.MaxRetries
+		}
+	}
+	return m
 }
 
 // Timeout is the connect and first-byte timeout.
@@ -133,6 +149,9 @@ func (s *Settings) Resolve(o Overrides, getenv func(string) string) (Target, err
 	}
 	p.TimeoutMs = int(p.Timeout() / time.Millisecond)
 	p.IdleTimeoutMs = int(p.IdleTimeout() / time.Millisecond)
+	if p.MaxEventBytes <= 0 {
+		p.MaxEventBytes = DefaultMaxEventBytes
+	}
 	t.Config = p
 
 	switch {

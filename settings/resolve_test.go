@@ -49,6 +49,13 @@ func TestDefaultPolicyIsRetryDefault(t *testing.T) {
 	if !s.RetryPolicy("openai").Disabled {
 		t.Error("retry.enabled false does not disable the policy")
 	}
+	s.Retry.Streaming = StreamBeforeOutput
+	if !s.RetryPolicy("openai").BeforeOutput {
+		t.Error("retry.streaming beforeOutput is not the policy's BeforeOutput")
+	}
+	if m := s.MaxRetriesByProvider(); len(m) != 0 {
+		t.Errorf("the built-in providers set no maxRetries of their own, got %v", m)
+	}
 }
 
 func TestResolve(t *testing.T) {
@@ -115,14 +122,14 @@ func TestResolve(t *testing.T) {
 			o:    Overrides{Provider: "lmstudio", Model: "qwen", API: APIOpenAICompletions, BaseURL: "http://127.0.0.1:1234/v1"},
 			env:  env("RALLY_API_KEY", "k"),
 			want: Target{Provider: "lmstudio", Model: "qwen", AdHoc: true, APIKey: "k",
-				Config: Provider{API: APIOpenAICompletions, BaseURL: "http://127.0.0.1:1234/v1", TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs}},
+				Config: Provider{API: APIOpenAICompletions, BaseURL: "http://127.0.0.1:1234/v1", TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes}},
 		},
 		{
 			name: "--base-url alone is an ad-hoc openai-completions provider",
 			o:    Overrides{BaseURL: "http://127.0.0.1:1234/v1"},
 			env:  env(),
 			want: Target{Provider: "custom", AdHoc: true,
-				Config: Provider{API: APIOpenAICompletions, BaseURL: "http://127.0.0.1:1234/v1", TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs}},
+				Config: Provider{API: APIOpenAICompletions, BaseURL: "http://127.0.0.1:1234/v1", TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes}},
 		},
 		{
 			name:     "a provider from the settings file",
@@ -131,7 +138,7 @@ func TestResolve(t *testing.T) {
 			env:      env("VLLM_KEY", "v"),
 			want: Target{Provider: "vllm", Model: "llama-3.3-70b", APIKey: "v",
 				Config: Provider{API: APIOpenAICompletions, BaseURL: "http://gpu:8000/v1", APIKeyEnv: "VLLM_KEY", Models: []Model{{ID: "llama-3.3-70b"}},
-					MaxRetries: ptr(9), TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs}},
+					MaxRetries: ptr(9), TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes}},
 		},
 		{
 			name: "unknown provider without --base-url",

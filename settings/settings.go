@@ -14,13 +14,23 @@
 // are the single source of the rules.
 package settings
 
+import (
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/retry"
+)
+
 //go:generate go test -run TestSchemaUpToDate -update
 
-// Defaults. Each one is also written into the schema as its "default".
+// Defaults. Each one is also written into the schema as its "default"
+// (the struct tags below repeat them, and TestSchemaDefaults holds the
+// two together). The retry and provider defaults are the library's own,
+// so rally's settings and a Go program's zero values agree.
 const (
-	DefaultMaxRetries       = 3
-	DefaultBaseDelayMs      = 2000
-	DefaultMaxDelayMs       = 60000
+	DefaultMaxRetries       = retry.DefaultMaxRetries
+	DefaultBaseDelayMs      = int(retry.DefaultBaseDelay / time.Millisecond)
+	DefaultMaxDelayMs       = int(retry.DefaultMaxDelay / time.Millisecond)
 	DefaultMaxTurns         = 50
 	DefaultThresholdPercent = 85
 	DefaultKeepRecentTokens = 20000
@@ -30,14 +40,21 @@ const (
 	// file, small enough that one cat of a big file cannot fill a context.
 	DefaultMaxOutputBytes = 50 << 10
 	DefaultMaxOutputLines = 2000
+	// DefaultHooksGraceMs is how long rally waits at exit for hooks still
+	// running: long enough for a notification, short enough that nobody
+	// waits on a hung one.
+	DefaultHooksGraceMs = 1000
+	// DefaultHooksMaxProcesses bounds the hook processes running at once.
+	DefaultHooksMaxProcesses = 4
 	// DefaultTimeoutMs bounds connecting and waiting for the first byte of
-	// a response. 30 s is long enough for a cold model to start streaming
-	// and short enough that a dead host is noticed before the user gives up.
-	DefaultTimeoutMs = 30000
-	// DefaultIdleTimeoutMs ends a stream that sent nothing for this long.
-	// Reasoning models can think silently for tens of seconds, so it is
-	// twice the first-byte timeout.
-	DefaultIdleTimeoutMs = 60000
+	// a response (llm.DefaultTimeout).
+	DefaultTimeoutMs = int(llm.DefaultTimeout / time.Millisecond)
+	// DefaultIdleTimeoutMs ends a stream that sent nothing for this long
+	// (llm.DefaultIdleTimeout).
+	DefaultIdleTimeoutMs = int(llm.DefaultIdleTimeout / time.Millisecond)
+	// DefaultMaxEventBytes caps one server-sent event
+	// (llm.DefaultMaxEventBytes, 64 MiB).
+	DefaultMaxEventBytes = llm.DefaultMaxEventBytes
 )
 
 // Streaming modes of retry.streaming.
@@ -80,7 +97,11 @@ type Settings struct {
 	Compaction   Compaction          `json:"compaction" jsonschema_description:"Summarising older messages when the context fills up."`
 	Providers    map[string]Provider `json:"providers" jsonschema_description:"Model providers by name. Built-in entries exist for openai, anthropic, google, openrouter, groq, local and sim; an entry with the same name merges over the built-in one."`
 	Hooks        []Hook              `json:"hooks" jsonschema_description:"Commands run for session events, off the hot path."`
-	Tools        Tools               `json:"tools" jsonschema_description:"The built-in tools read, write, edit and bash: confirmation, environment and output caps."`
+	// HooksGraceMs may be 0: rally then kills running hooks as it exits.
+	HooksGraceMs      int   `json:"hooksGraceMs" jsonschema:"minimum=0,maximum=60000,default=1000" jsonschema_description:"At exit, how many milliseconds rally waits for hooks still running or queued before it kills them. 0 kills them at once."`
+	HooksMaxProcesses int   `json:"hooksMaxProcesses" jsonschema:"minimum=1,maximum=64,default=4" jsonschema_description:"Most hook processes running at once, over all hooks. Events a busy hook cannot take are dropped and the count logged."`
+	Fleet             Fleet `json:"fleet" jsonschema_description:"Sharing usage-limit marks, cooldowns, budgets and a circuit breaker across machines through Redis (DESIGN §13)."`
+	Tools             Tools `json:"tools" jsonschema_description:"The built-in tools read, write, edit and bash: confirmation, environment and output caps."`
 }
 
 // Tools is the tools group (README, "Tools and secrets"). Load fills both
@@ -127,8 +148,9 @@ type Compaction struct {
 	KeepRecentTokens int  `json:"keepRecentTokens" jsonschema:"minimum=0,maximum=10000000,default=20000" jsonschema_description:"Tokens of the most recent messages kept verbatim; older ones are summarised."`
 }
 
-// Provider is one providers.<name> entry. After Load, TimeoutMs and
-// IdleTimeoutMs are never 0; in a hand-built Provider 0 means their default.
+// Provider is one providers.<name> entry. After Load, TimeoutMs,
+// IdleTimeoutMs and MaxEventBytes are never 0; in a hand-built Provider 0
+// means their default.
 type Provider struct {
 	API       string  `json:"api,omitempty" jsonschema:"enum=openai-completions,enum=openai-responses,enum=anthropic-messages,enum=google-generative-ai,enum=sim" jsonschema_description:"Wire API: openai-completions (Chat Completions and OpenAI-compatible servers), openai-responses, anthropic-messages, google-generative-ai, or sim."`
 	BaseURL   string  `json:"baseUrl,omitempty" jsonschema_description:"Base URL of the API, e.g. https://api.openai.com/v1."`
@@ -139,6 +161,8 @@ type Provider struct {
 	MaxRetries    *int `json:"maxRetries,omitempty" jsonschema:"minimum=0,maximum=100" jsonschema_description:"Overrides retry.maxRetries for calls to this provider. Unset: retry.maxRetries applies."`
 	TimeoutMs     int  `json:"timeoutMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=30000" jsonschema_description:"Connect and first-byte timeout in milliseconds."`
 	IdleTimeoutMs int  `json:"idleTimeoutMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=60000" jsonschema_description:"A stream that sends nothing for this many milliseconds fails with a transient (retryable) error."`
+	// MaxEventBytes caps one server-sent event of this provider's streams.
+	MaxEventBytes int `json:"maxEventBytes,omitempty" jsonschema:"minimum=1024,maximum=1073741824,default=67108864" jsonschema_description:"Largest single server-sent event in bytes (64 MiB by default). A bigger one fails the stream at once with a fatal 'event too large' error and is never held in memory whole."`
 }
 
 // Model is one entry of providers.<name>.models. Zero numbers mean unknown.
@@ -185,8 +209,11 @@ func Default() *Settings {
 			ThresholdPercent: DefaultThresholdPercent,
 			KeepRecentTokens: DefaultKeepRecentTokens,
 		},
-		Providers: Builtin(),
-		Hooks:     []Hook{},
+		Providers:         Builtin(),
+		Hooks:             []Hook{},
+		HooksGraceMs:      DefaultHooksGraceMs,
+		HooksMaxProcesses: DefaultHooksMaxProcesses,
+		Fleet:             defaultFleet(),
 		Tools: Tools{
 			Confirm:        []string{},
 			AllowEnv:       []string{},
@@ -200,7 +227,7 @@ func Default() *Settings {
 // empty (the llm catalog knows them) except sim's.
 func Builtin() map[string]Provider {
 	p := func(api, url, env string) Provider {
-		return Provider{API: api, BaseURL: url, APIKeyEnv: env, TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs}
+		return Provider{API: api, BaseURL: url, APIKeyEnv: env, TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes}
 	}
 	sim := p(APISim, "", "")
 	sim.Models = []Model{{ID: Sim, Name: "rally sim (offline)"}}
@@ -224,6 +251,9 @@ func (s *Settings) normalize() {
 		}
 		if p.IdleTimeoutMs == 0 {
 			p.IdleTimeoutMs = DefaultIdleTimeoutMs
+		}
+		if p.MaxEventBytes == 0 {
+			p.MaxEventBytes = DefaultMaxEventBytes
 		}
 		s.Providers[name] = p
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rally-agent/rally/internal/proc"
 	"github.com/rally-agent/rally/llm"
 )
 
@@ -155,13 +156,13 @@ func (b Bash) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 	cmd.Env = b.Env
 	cmd.Stdout, cmd.Stderr = out, out // one pipe, so the two streams interleave as written
 	cmd.WaitDelay = waitDelay
-	group(cmd)
+	proc.Group(cmd)
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("bash: cannot start %s: %v", shell, err)
 	}
 	pid := cmd.Process.Pid
 	if b.Procs != nil && !b.Procs.start(pid) {
-		killGroup(pid)
+		proc.KillGroup(pid)
 		cmd.Wait()
 		out.close()
 		return Result{}, errors.New("bash: not run: rally is shutting down (the command was killed as it started)")
@@ -170,7 +171,7 @@ func (b Bash) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 	if run.Err() != nil {
 		// The shell is dead; children that left the group's pipe alone
 		// would survive it without this.
-		killGroup(pid)
+		proc.KillGroup(pid)
 	}
 	if b.Procs != nil {
 		b.Procs.exited(pid)
@@ -221,7 +222,7 @@ func (b Bash) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 	case st.ExitCode() >= 0:
 		note("exit code %d", st.ExitCode())
 	default:
-		note("killed: %s", signalOf(st))
+		note("killed: %s", proc.Describe(st))
 	}
 	return Result{Content: []llm.Content{llm.Text(sb.String())}, IsError: true}, nil
 }

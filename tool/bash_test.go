@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/rally-agent/rally/internal/proctest"
 )
 
 func TestBash(t *testing.T) {
@@ -208,7 +210,7 @@ func TestBashKillsChildren(t *testing.T) {
 				// Only a timeout can end the run first, on a very slow machine.
 				t.Fatalf("run ended before the child started: %q, %v", textOf(r.res), r.err)
 			}
-			if !alive(pid) {
+			if !proctest.Alive(pid) {
 				t.Fatalf("child %d is not running before the abort", pid)
 			}
 			if how == "cancel" {
@@ -221,7 +223,7 @@ func TestBashKillsChildren(t *testing.T) {
 			if how == "cancel" && !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("cancel error %v", r.err)
 			}
-			waitDead(t, pid)
+			proctest.Dead(t, pid)
 		})
 	}
 }
@@ -240,38 +242,6 @@ func TestBashBackgroundHoldsPipe(t *testing.T) {
 	}
 	if res.IsError || !strings.Contains(got, "a background process kept its output open") {
 		t.Fatalf("got %q", got)
-	}
-}
-
-// alive reports whether pid is a running (not zombie) process.
-func alive(pid int) bool {
-	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-		// The state follows the command name, which is in parentheses.
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-			return s[i+2] != 'Z'
-		}
-		return true
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return syscall.Kill(pid, 0) == nil
-	}
-	return false
-}
-
-// waitDead waits for a SIGKILLed process to finish dying. The signal is
-// delivered asynchronously and the orphan is reaped by init, so this is a
-// bounded wait for a condition, not a guess at a duration.
-func waitDead(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("child %d survived", pid)
-		}
-		<-tick.C
 	}
 }
 

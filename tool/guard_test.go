@@ -12,7 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/rally-agent/rally/internal/proctest"
 )
 
 func TestDeny(t *testing.T) {
@@ -136,8 +137,8 @@ func TestProcs(t *testing.T) {
 	if err != nil {
 		t.Fatalf("output %q", textOf(res))
 	}
-	if !alive(pid) || procs.Len() != 1 {
-		t.Fatalf("alive %v, %d groups tracked", alive(pid), procs.Len())
+	if !proctest.Alive(pid) || procs.Len() != 1 {
+		t.Fatalf("alive %v, %d groups tracked", proctest.Alive(pid), procs.Len())
 	}
 	// A command whose group is empty when it ends is forgotten.
 	if _, err := call(t, b, map[string]any{"command": "true"}); err != nil {
@@ -147,7 +148,7 @@ func TestProcs(t *testing.T) {
 		t.Fatalf("%d groups tracked after a command that left nothing", procs.Len())
 	}
 	procs.Kill()
-	waitDead(t, pid)
+	proctest.Dead(t, pid)
 	// After Kill nothing new runs.
 	marker := filepath.Join(b.Dir, "ran")
 	_, err = call(t, b, map[string]any{"command": "sleep 0.2; touch " + marker})
@@ -175,12 +176,6 @@ func TestProcsForgetsEndedGroups(t *testing.T) {
 	}
 	f.WriteString("go\n")
 	f.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for procs.Len() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("an ended group is still tracked")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	proctest.Wait(t, "an ended group to be forgotten", func() bool { return procs.Len() == 0 })
 	procs.Kill()
 }

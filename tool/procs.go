@@ -3,6 +3,8 @@ package tool
 import (
 	"sync"
 	"time"
+
+	"github.com/rally-agent/rally/internal/proc"
 )
 
 // lingerPoll is how often Procs looks whether a group that outlived its
@@ -44,7 +46,7 @@ func (p *Procs) start(pid int) bool {
 // group is forgotten; one that background processes keep alive is
 // watched until it empties, and killed by Kill if it has not by then.
 func (p *Procs) exited(pid int) {
-	if !groupAlive(pid) {
+	if !proc.GroupAlive(pid) {
 		p.forget(pid)
 		return
 	}
@@ -63,7 +65,7 @@ func (p *Procs) exited(pid int) {
 			case <-p.done:
 				return
 			case <-t.C:
-				if !groupAlive(pid) {
+				if !proc.GroupAlive(pid) {
 					p.forget(pid)
 					return
 				}
@@ -85,7 +87,7 @@ func (p *Procs) Kill() {
 	if !p.closed {
 		p.closed = true
 		for pid := range p.groups {
-			killGroup(pid)
+			proc.KillGroup(pid)
 		}
 		p.groups = nil
 		if p.done != nil {

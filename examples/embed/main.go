@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/retry"
@@ -59,17 +58,17 @@ func main() {
 	}
 	unsubscribe := s.Subscribe(func(e session.Event) {
 		switch e.Type {
-		case agent.AutoRetryStart:
+		case session.AutoRetryStart:
 			fmt.Printf("[retry %d/%d in %dms: %s]\n", e.Attempt, e.MaxAttempts, e.DelayMs, e.ErrorMessage)
-		case agent.AutoRetryEnd:
+		case session.AutoRetryEnd:
 			fmt.Printf("[retry ended: success=%v]\n", e.Success)
-		case agent.ToolExecutionStart:
+		case session.ToolExecutionStart:
 			fmt.Printf("[tool %s %s]\n", e.ToolName, e.Args)
-		case agent.MessageUpdate:
+		case session.MessageUpdate:
 			if e.Assistant.Type == llm.EventTextDelta {
 				fmt.Print(e.Assistant.Delta)
 			}
-		case agent.MessageEnd:
+		case session.MessageEnd:
 			if e.Message.Role == llm.Assistant && e.Message.TextOf() != "" {
 				fmt.Println()
 			}

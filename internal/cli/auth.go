@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
@@ -155,7 +156,7 @@ func listAuth(ctx context.Context, w io.Writer, home string, st *settings.Settin
 	if err != nil {
 		return &exitError{2, err}
 	}
-	marks, err := (&auth.FileMarks{Path: auth.MarksPath(home), Now: func() time.Time { return now }}).Blocked(ctx, "")
+	marks, err := listMarks(ctx, w, home, st, getenv, now)
 	if err != nil {
 		fmt.Fprintln(w, "warning:", err)
 	}
@@ -252,6 +253,8 @@ type authRun struct {
 	now    func() time.Time
 	log    *slog.Logger
 	stderr io.Writer
+	// fleet shares marks, cooldowns, budgets and breakers (nil: none).
+	fleet *fleet.Fleet
 }
 
 // useAuth picks the run's credential from auth.json and the environment,
@@ -270,7 +273,7 @@ func useAuth(ctx context.Context, cfg *session.Config, a authRun) (*auth.Rotatio
 		return nil, &exitError{2, err}
 	}
 	rot := auth.New(auth.Config{
-		Marks:       &auth.FileMarks{Path: auth.MarksPath(a.home), Now: a.now},
+		Marks:       a.marks(),
 		Credentials: a.credentials(file),
 		Connect:     a.connect,
 		Fallbacks:   a.st.Retry.FallbackModels,
@@ -284,7 +287,7 @@ func useAuth(ctx context.Context, cfg *session.Config, a authRun) (*auth.Rotatio
 	if start.Model.Provider != a.target.Provider {
 		fmt.Fprintf(a.stderr, "rally: every credential of %s is blocked by a usage limit (see rally auth list); using fallback %s\n", a.target.Provider, start.Name)
 	}
-	cfg.Provider, cfg.Model, cfg.Switcher = start.Provider, start.Model, rot
+	cfg.Provider, cfg.Model, cfg.Ref, cfg.Switcher = start.Provider, start.Model, start.Ref, rot
 	return rot, nil
 }
 
@@ -335,7 +338,7 @@ func (a authRun) connect(provider, model, key string) (llm.Provider, llm.Model, 
 	if err != nil {
 		return nil, llm.Model{}, err
 	}
-	return p, m, nil
+	return a.gate(p, provider, m, key), m, nil
 }
 
 // storedProvider picks the provider for a run that names none, when the

@@ -7,8 +7,6 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/rally-agent/rally/agent"
-	"github.com/rally-agent/rally/session"
 	"github.com/spf13/cobra"
 )
 
@@ -40,16 +38,9 @@ Without --session it compacts the latest session of this directory.`,
 			if len(env.sess.Messages()) == 0 {
 				return &exitError{1, errors.New("compact: no session to compact here (start one with rally -p)")}
 			}
-			var result *session.CompactionResult
-			unsub := env.sess.Subscribe(func(e session.Event) {
-				if e.Type == agent.CompactionEnd {
-					result, _ = e.Compaction.(*session.CompactionResult)
-				}
-			})
-			err = env.sess.Compact(ctx)
-			unsub()
+			result, err := env.sess.Compact(ctx)
 			if err != nil {
-				return &exitError{1, err}
+				return runFailed(err)
 			}
 			fmt.Fprintf(s.out, "compacted %s: %d tokens before\n\n%s\n", env.journal.Path(), result.TokensBefore, result.Summary)
 			return nil

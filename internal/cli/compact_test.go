@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // TestCompactionOffline runs the README's compaction demo: the sim-tiny
@@ -23,7 +23,7 @@ func TestCompactionOffline(t *testing.T) {
 		t.Errorf("an overflow produced a retry: %s", errOut)
 	}
 	files := sessionFiles(t, home)
-	loaded, err := session.LoadJournal(files[0])
+	loaded, err := journal.Load(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}

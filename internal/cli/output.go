@@ -2,15 +2,14 @@ package cli
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/rpc/wire"
 	"github.com/rally-agent/rally/session"
 )
 
@@ -35,14 +34,14 @@ func (t *textOut) event(e session.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	switch e.Type {
-	case agent.MessageUpdate:
+	case session.MessageUpdate:
 		if t.live && e.Assistant != nil && e.Assistant.Type == llm.EventTextDelta {
 			t.separate()
 			t.out.WriteString(e.Assistant.Delta)
 			t.out.Flush()
 			t.wrote = true
 		}
-	case agent.MessageEnd:
+	case session.MessageEnd:
 		m := e.Message
 		if m.Role != llm.Assistant {
 			return
@@ -59,30 +58,30 @@ func (t *textOut) event(e session.Event) {
 			t.out.Flush()
 			t.wrote = false
 		}
-	case agent.MessageDiscarded:
+	case session.MessageDiscarded:
 		if t.live && e.Message.TextOf() != "" {
 			fmt.Fprintln(t.err, "rally: the partial answer above was cut off and is discarded; the retry starts over")
 		}
-	case agent.ToolExecutionStart:
+	case session.ToolExecutionStart:
 		t.out.Flush()
 		fmt.Fprintf(t.err, "→ %s %s\n", e.ToolName, clip(string(e.Args), 120))
-	case agent.ToolExecutionEnd:
+	case session.ToolExecutionEnd:
 		if e.IsError {
 			fmt.Fprintf(t.err, "✗ %s failed\n", e.ToolName)
 		}
-	case agent.AutoRetryStart:
+	case session.AutoRetryStart:
 		fmt.Fprintf(t.err, "rally: retrying (%d/%d) in %s: %s\n", e.Attempt, e.MaxAttempts, seconds(e.DelayMs), clip(e.ErrorMessage, 200))
 		if e.SwitchedTo != "" {
 			fmt.Fprintf(t.err, "rally: switched to %s\n", e.SwitchedTo)
 		}
-	case agent.AutoRetryEnd:
+	case session.AutoRetryEnd:
 		if e.Success {
 			fmt.Fprintf(t.err, "rally: retry %d succeeded\n", e.Attempt)
 		}
-	case agent.CompactionStart:
+	case session.CompactionStart:
 		fmt.Fprintf(t.err, "rally: compacting the conversation (%s)…\n", e.Reason)
-	case agent.CompactionEnd:
-		if res, ok := e.Compaction.(*session.CompactionResult); ok {
+	case session.CompactionEnd:
+		if res := e.Compaction; res != nil {
 			fmt.Fprintf(t.err, "rally: compacted %d tokens into a summary\n", res.TokensBefore)
 		} else if e.Aborted {
 			fmt.Fprintln(t.err, "rally: compaction aborted")
@@ -118,25 +117,23 @@ func clip(s string, n int) string {
 	return s
 }
 
-// jsonOut writes every event as one JSON line.
+// jsonOut writes every event as one JSON line, in the RPC mode's shapes.
 type jsonOut struct {
 	mu  sync.Mutex
 	out *bufio.Writer
-	enc *json.Encoder
+	buf []byte
 }
 
 func newJSONOut(w io.Writer) *jsonOut {
-	b := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	return &jsonOut{out: b, enc: enc}
+	return &jsonOut{out: bufio.NewWriterSize(w, 64<<10)}
 }
 
 func (j *jsonOut) event(e session.Event) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	j.enc.Encode(e)
-	if e.Type != agent.MessageUpdate {
+	j.buf = append(wire.AppendEvent(j.buf[:0], e), '\n')
+	j.out.Write(j.buf)
+	if e.Type != session.MessageUpdate {
 		j.out.Flush()
 	}
 }

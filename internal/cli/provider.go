@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/anthropic"
@@ -60,19 +59,21 @@ func modelFor(t settings.Target) (llm.Model, error) {
 
 // providerFor builds the client for the target's API with key.
 func providerFor(t settings.Target, key string) (llm.Provider, error) {
-	timeout := time.Duration(t.Config.TimeoutMs) * time.Millisecond
-	idle := time.Duration(t.Config.IdleTimeoutMs) * time.Millisecond
+	o := llm.ClientOptions{
+		BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider,
+		Timeout: t.Config.Timeout(), IdleTimeout: t.Config.IdleTimeout(), MaxEventBytes: t.Config.MaxEventBytes,
+	}
 	switch t.Config.API {
 	case settings.APISim:
 		return &sim.Model{}, nil
 	case settings.APIOpenAICompletions:
-		return &openai.Completions{BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider, Timeout: timeout, IdleTimeout: idle}, nil
+		return &openai.Completions{ClientOptions: o}, nil
 	case settings.APIOpenAIResponses:
-		return &openai.Responses{BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider, Timeout: timeout, IdleTimeout: idle}, nil
+		return &openai.Responses{ClientOptions: o}, nil
 	case settings.APIAnthropicMessages:
-		return &anthropic.Client{BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider, Timeout: timeout, IdleTimeout: idle}, nil
+		return &anthropic.Client{ClientOptions: o}, nil
 	case settings.APIGoogle:
-		return &gemini.Client{BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider, Timeout: timeout, IdleTimeout: idle}, nil
+		return &gemini.Client{ClientOptions: o}, nil
 	}
 	return nil, fmt.Errorf("provider %q: unknown api %q", t.Provider, t.Config.API)
 }

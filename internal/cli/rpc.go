@@ -34,6 +34,9 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 		return err
 	}
 	defer b.close()
+	b.hooks = startHooks(b.current().st, b.home, b.log, s.err)
+	defer b.hooks.close()
+	b.hooks.watch(b.current().sess)
 	growPipe(s.out)
 	err = rpc.Serve(ctx, s.in, s.out, rpc.Config{
 		Session:    b.current().sess,
@@ -63,6 +66,7 @@ type rpcBackend struct {
 	mu       sync.Mutex
 	env      *runEnv
 	closeLog func()
+	hooks    *hookRun // follows new_session
 }
 
 // rpcConf is the settings and the run's own provider (flags applied).
@@ -110,6 +114,11 @@ func (b *rpcBackend) close() {
 func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 	f := b.f
 	f.cont, f.file = false, ""
+	return b.swap(ctx, f)
+}
+
+// swap replaces the session with one built from f and closes the old one.
+func (b *rpcBackend) swap(ctx context.Context, f runFlags) (*session.Session, error) {
 	env, err := newRunEnv(ctx, b.s, &f, "")
 	if err != nil {
 		return nil, err
@@ -118,6 +127,7 @@ func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 	old := b.env
 	b.env = env
 	b.mu.Unlock()
+	b.hooks.watch(env.sess)
 	old.close()
 	return env.sess, nil
 }
@@ -126,7 +136,7 @@ func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 // provider that has a credential (or needs none), from the built-in
 // catalog and the settings.
 func (b *rpcBackend) models() []llm.Model {
-	out := []llm.Model{b.current().sess.Model()}
+	out := []llm.Model{b.current().sess.State().Model}
 	conf, err := b.conf()
 	if err != nil {
 		b.log.Warn("rpc: get_available_models: settings", "err", err)
@@ -190,26 +200,25 @@ func usable(name string, own bool, p settings.Provider, file *auth.File) bool {
 // rotates credentials gets it from its rotation (which keeps track of the
 // key in use); a session started on sim has none, and takes the first
 // usable credential.
-func (b *rpcBackend) connect(ctx context.Context, m llm.Model) (llm.Provider, llm.Model, error) {
+func (b *rpcBackend) connect(ctx context.Context, m llm.Model) (llm.Target, error) {
 	if rot := b.current().rot; rot != nil {
-		t, err := rot.Start(ctx, m.Provider, m.ID)
-		return t.Provider, t.Model, err
+		return rot.Start(ctx, m.Provider, m.ID)
 	}
 	conf, err := b.conf()
 	if err != nil {
-		return nil, llm.Model{}, err
+		return llm.Target{}, err
 	}
 	t := conf.target
 	if m.Provider != t.Provider {
 		if t, err = conf.st.Resolve(settings.Overrides{Provider: m.Provider}, os.Getenv); err != nil {
-			return nil, llm.Model{}, err
+			return llm.Target{}, err
 		}
 	}
 	t.Model = m.ID
 	cfg := session.Config{Model: m}
-	a := authRun{home: b.home, st: conf.st, target: t, getenv: os.Getenv, now: time.Now, log: b.log, stderr: b.s.err}
+	a := authRun{home: b.home, st: conf.st, target: t, getenv: os.Getenv, now: time.Now, log: b.log, stderr: b.s.err, fleet: b.current().fleet}
 	if _, err := useAuth(ctx, &cfg, a); err != nil {
-		return nil, llm.Model{}, err
+		return llm.Target{}, err
 	}
-	return cfg.Provider, cfg.Model, nil
+	return llm.Target{Provider: cfg.Provider, Model: cfg.Model, Ref: cfg.Ref}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -13,11 +14,14 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
+	"github.com/rally-agent/rally/tool"
 	"github.com/spf13/cobra"
 )
 
@@ -36,6 +40,8 @@ type runFlags struct {
 	maxTurns   int
 	verbose    bool
 	preset     string
+	// tools, when set, wraps the built-in tools (the UI's tools.confirm).
+	tools func([]tool.Tool) []tool.Tool
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -90,6 +96,18 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 	default:
 		return &exitError{2, fmt.Errorf("--mode must be text, json or rpc, got %q", f.mode)}
 	}
+	if !f.print {
+		if err := checkArgs(cmd, args); err != nil {
+			return err
+		}
+		if f.mode == "text" && (len(args) == 1 || isTerminal(s.in)) {
+			ui := s.ui
+			if ui == nil {
+				ui = runUI
+			}
+			return ui(cmd, s, f, strings.Join(args, " "))
+		}
+	}
 	prompt := strings.TrimSpace(strings.Join(args, " "))
 	if prompt == "" && !isTerminal(s.in) {
 		b, err := io.ReadAll(io.LimitReader(s.in, 16<<20))
@@ -99,9 +117,6 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 		prompt = strings.TrimSpace(string(b))
 	}
 	if prompt == "" {
-		if !f.print {
-			return errors.New("the interactive terminal UI is not built yet; use: rally -p \"your prompt\"")
-		}
 		return &exitError{2, errors.New("no prompt: give it as an argument or on stdin")}
 	}
 
@@ -114,6 +129,9 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 		return err
 	}
 	defer env.close()
+	hk := startHooks(env.st, env.home, env.log, s.err)
+	defer hk.close()
+	hk.watch(env.sess)
 
 	var out outputter
 	if f.mode == "json" {
@@ -125,10 +143,20 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
 	unsubscribe()
 	out.finish(err)
-	if err != nil {
+	return runFailed(err)
+}
+
+// runFailed is the exit status of a run's error: 130 when the user
+// interrupted it (the session wraps context.Canceled), else 1.
+func runFailed(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled):
+		return &exitError{130, err}
+	default:
 		return &exitError{1, err}
 	}
-	return nil
 }
 
 // outputter renders session events.
@@ -140,11 +168,17 @@ type outputter interface {
 // runEnv is everything a run needs, built from settings and flags.
 type runEnv struct {
 	sess    *session.Session
-	journal *session.Journal
+	journal *journal.Journal
 	// rot picks credentials and fallback models (nil for sim); a
 	// set_model can go through rot.Start to get a usable key.
-	rot     *auth.Rotation
+	rot *auth.Rotation
+	// fleet is the shared Redis state (nil without a fleet).
+	fleet   *fleet.Fleet
 	closers []func()
+	// st, home and log are what the run was built from (hooks use them).
+	st   *settings.Settings
+	home string
+	log  *slog.Logger
 }
 
 func (e *runEnv) close() {
@@ -158,7 +192,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	if err != nil {
 		return nil, err
 	}
-	env := &runEnv{}
+	env := &runEnv{st: st}
 	o := settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}
 	if f.preset != "" {
 		url, stop, err := startPreset(f.preset, prompt)
@@ -190,31 +224,46 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	home := settings.Home(userHome(), os.Getenv)
 	logger, closeLog := newLogger(home, s.err, f.verbose)
 	env.closers = append(env.closers, closeLog)
+	env.home, env.log = home, logger
 
 	cwd, _ := os.Getwd()
-	pol := st.RetryPolicy(target.Provider)
+	pol := st.RetryPolicy("") // each provider's own maxRetries: ProviderMaxRetries
 	maxTurns := st.Agent.MaxTurns
 	if f.maxTurns > 0 {
 		maxTurns = f.maxTurns
 	}
 	tools := newTools(home, cwd, st, os.Environ())
 	env.closers = append(env.closers, tools.stop)
+	builtin := tools.tools
+	if f.tools != nil {
+		builtin = f.tools(builtin)
+	}
 	cfg := session.Config{
-		Model:     model,
-		System:    systemPrompt(cwd),
-		Tools:     tools.tools,
-		MaxTurns:  maxTurns,
-		Retry:     &pol,
-		Streaming: st.Retry.Streaming,
-		Log:       logger,
+		Model:              model,
+		System:             systemPrompt(cwd),
+		Tools:              builtin,
+		MaxTurns:           maxTurns,
+		Retry:              &pol,
+		ProviderMaxRetries: st.MaxRetriesByProvider(),
+		Log:                logger,
 		Compaction: session.CompactionConfig{
 			ThresholdPercent: st.Compaction.ThresholdPercent,
 			KeepRecentTokens: st.Compaction.KeepRecentTokens,
 		},
 		NoAutoCompaction: !st.Compaction.Enabled,
 	}
+	// The fleet's Redis, when there is one (fleet.go).
+	fl, err := openFleet(st, os.Getenv, logger, s.err)
+	if err != nil {
+		env.close()
+		return nil, err
+	}
+	if fl != nil {
+		env.fleet = fl
+		env.closers = append(env.closers, func() { fl.Close() })
+	}
 	// The credential, and the rotation on usage limits (auth.go).
-	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: time.Now, log: logger, stderr: s.err}); err != nil {
+	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: time.Now, log: logger, stderr: s.err, fleet: fl}); err != nil {
 		env.close()
 		return nil, err
 	}
@@ -239,25 +288,25 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config)
 	}
 	dir := f.sessionDir
 	if dir == "" {
-		dir = session.Dir(home, cwd)
+		dir = journal.Dir(home, cwd)
 	}
 	path := f.file
 	if path == "" && f.cont {
-		latest, err := session.Latest(dir)
+		latest, err := journal.Latest(dir)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 		path = latest
 	}
-	var j *session.Journal
+	var j *journal.Journal
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
-			jj, loaded, err := session.OpenJournal(path)
+			jj, loaded, err := journal.Open(path)
 			if err != nil {
 				return &exitError{2, err}
 			}
 			j = jj
-			cfg.Messages, cfg.MessageIDs, cfg.Name = loaded.Messages, loaded.IDs, loaded.Name
+			cfg.Resume = loaded
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
@@ -266,7 +315,7 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config)
 		if f.file != "" {
 			dir = filepath.Dir(f.file)
 		}
-		jj, err := session.NewJournal(dir, cwd)
+		jj, err := journal.Create(dir, cwd)
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,12 +14,15 @@ import (
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llmtest"
-	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // TestMain lets the test binary act as the rally command, so tests can run
 // it as a real child process (and kill it).
 func TestMain(m *testing.M) {
+	if n, prompts, ok := sessionsEnv(os.Getenv("RALLY_TEST_SESSIONS")); ok && os.Getenv("RALLY_TEST_AS_MAIN") == "1" {
+		os.Exit(fleetSessions(n, prompts, os.Args[1:])) // TestFleetBudget's child
+	}
 	if os.Getenv("RALLY_TEST_AS_MAIN") == "1" {
 		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	}
@@ -61,7 +65,7 @@ func TestPrintModeOnSim(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("continue made %d files", len(files))
 	}
-	loaded, err := session.LoadJournal(files[0])
+	loaded, err := journal.Load(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,25 +172,14 @@ func TestCrashLosesNothing(t *testing.T) {
 		llmtest.Step{Fault: llmtest.Stall, After: 2, Text: "this answer never ends"},
 	)
 	cmd := exec.Command(os.Args[0], "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m", "-p", "go")
-	cmd.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for len(srv.Requests()) < 2 {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			t.Fatal("rally never made its second call")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	startUntilCalls(t, cmd, srv, 2)
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	files := sessionFiles(t, home)
 	if len(files) != 1 {
 		t.Fatalf("%d session files", len(files))
 	}
-	loaded, err := session.LoadJournal(files[0])
+	loaded, err := journal.Load(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,5 +226,40 @@ func TestKeyNeverLeaks(t *testing.T) {
 	}
 	if !strings.Contains(texts[filepath.Join(home, "logs", "rally.log")], "retry decision") {
 		t.Errorf("rally.log has no retry decision")
+	}
+}
+
+// TestInterruptExits130: SIGINT during a stream aborts the prompt, and the
+// exit status says it was interrupted (DESIGN §10), not that it failed.
+func TestInterruptExits130(t *testing.T) {
+	isolate(t)
+	srv := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.Stall, After: 1, Text: "this answer never ends"})
+	cmd := exec.Command(os.Args[0], "--no-session", "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m", "-p", "go")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	startUntilCalls(t, cmd, srv, 1)
+	cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 || !strings.Contains(stderr.String(), "aborted") {
+		t.Errorf("exit %v, stderr %q; want 130 and an abort", err, stderr.String())
+	}
+}
+
+// startUntilCalls starts cmd as the rally command and waits until it has
+// made n calls to srv.
+func startUntilCalls(t *testing.T, cmd *exec.Cmd, srv *llmtest.Server, n int) {
+	t.Helper()
+	cmd.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(srv.Requests()) < n {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("rally made %d model calls, want %d", len(srv.Requests()), n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

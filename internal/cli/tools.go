@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"github.com/rally-agent/rally/internal/redact"
 	"os"
 	"slices"
 	"strings"
@@ -39,9 +40,8 @@ func newTools(home, cwd string, st *settings.Settings, environ []string) toolSet
 		MaxLines: st.Tools.MaxOutputLines,
 		Env:      scrubEnv(environ, names, keys, st.Tools.AllowEnv),
 		Deny:     []string{auth.Path(home), auth.MarksPath(home)},
-		// The lead swaps this for internal/redact.Secrets at merge.
-		Redact: func(s string) string { return redactKeys(s, keys) },
-		Procs:  procs,
+		Redact:   func(s string) string { return redact.Secrets(s, keys...) },
+		Procs:    procs,
 	})
 	return toolSet{tools: tools, stop: procs.Kill}
 }
@@ -93,19 +93,6 @@ func scrubEnv(environ []string, names map[string]bool, keys, allow []string) []s
 		out = append(out, kv)
 	}
 	return out
-}
-
-// redactKeys replaces every one of keys (longest first, as secrets
-// returns them) in s. Keys shorter than 8 characters are left alone:
-// replacing them would mangle ordinary text. It stands in for
-// internal/redact.Secrets, which another branch adds.
-func redactKeys(s string, keys []string) string {
-	for _, k := range keys {
-		if len(k) >= 8 {
-			s = strings.ReplaceAll(s, k, "[redacted]")
-		}
-	}
-	return s
 }
 
 // stopSignals end a run the same way: the running prompt is aborted, the

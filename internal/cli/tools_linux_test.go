@@ -5,53 +5,14 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/rally-agent/rally/internal/proctest"
 	"github.com/rally-agent/rally/llmtest"
 )
-
-// procAlive reports whether pid is a running (not zombie) process.
-func procAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// The state follows the command name, which is in parentheses.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// pidFile waits for a tool command to write its pid file and reads it.
-func pidFile(t *testing.T, name string) int {
-	t.Helper()
-	var pid int
-	waitFor(t, name, 20*time.Second, func() bool {
-		b, err := os.ReadFile(name)
-		if err != nil || !strings.HasSuffix(string(b), "\n") {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil
-	})
-	return pid
-}
 
 // rallyProcess starts the test binary as rally (see TestMain).
 func rallyProcess(t *testing.T, args ...string) *exec.Cmd {
@@ -75,19 +36,19 @@ func TestToolDiesWithRally(t *testing.T) {
 	fake := newRecorded(t, llmtest.Step{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "bash", Arguments: `{"command":` + quote(command) + `}`}}})
 	flags := []string{"--api", "anthropic-messages", "--base-url", fake.url, "--model", "m"}
 	cmd := rallyProcess(t, append(flags, "-p", "make the change")...)
-	shell, sleeper := pidFile(t, "shell.pid"), pidFile(t, "sleep.pid")
-	if !procAlive(shell) {
+	shell, sleeper := proctest.Pid(t, "shell.pid"), proctest.Pid(t, "sleep.pid")
+	if !proctest.Alive(shell) {
 		t.Fatal("the tool's shell is not running")
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	if !procAlive(sleeper) {
+	if !proctest.Alive(sleeper) {
 		t.Fatal("the machine was too slow: the sleep ended before rally was killed, so this run proves nothing")
 	}
 	// The shell dies with rally; the orphaned sleep runs out its time.
 	// Once both are gone, a surviving shell would have written the file.
-	waitFor(t, "the tool's shell to die", 5*time.Second, func() bool { return !procAlive(shell) })
-	waitFor(t, "the sleep to end", 10*time.Second, func() bool { return !procAlive(sleeper) })
+	proctest.Dead(t, shell)
+	proctest.Dead(t, sleeper)
 	if _, err := os.Stat("effect.txt"); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the side effect happened after rally was killed (%v)", err)
 	}
@@ -151,10 +112,10 @@ func TestToolProcessesDieOnEveryExit(t *testing.T) {
 			isolate(t)
 			fake := newRecorded(t, llmtest.Step{ToolCalls: []llmtest.ToolCall{background}}, c.last)
 			cmd := rallyProcess(t, "--no-session", "--api", "openai-completions", "--base-url", fake.url+"/v1", "--model", "m", "-p", "go")
-			bg := pidFile(t, "bg.pid")
+			bg := proctest.Pid(t, "bg.pid")
 			var fg int
 			if c.signal != 0 {
-				fg = pidFile(t, "fg.pid")
+				fg = proctest.Pid(t, "fg.pid")
 				cmd.Process.Signal(c.signal)
 			}
 			exited := make(chan error, 1)
@@ -172,7 +133,7 @@ func TestToolProcessesDieOnEveryExit(t *testing.T) {
 			}
 			for _, pid := range []int{bg, fg} {
 				if pid != 0 {
-					waitFor(t, "tool process "+strconv.Itoa(pid)+" to die", 5*time.Second, func() bool { return !procAlive(pid) })
+					proctest.Dead(t, pid)
 				}
 			}
 		})

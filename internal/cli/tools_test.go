@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/rally-agent/rally/internal/redact"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -146,7 +147,7 @@ func TestScrubEnv(t *testing.T) {
 			t.Errorf("key %s is not known", k)
 		}
 	}
-	if got := redactKeys("a sk-openai-0123456789 b team-0123456789 c", keys); got != "a [redacted] b [redacted] c" {
+	if got := redact.Secrets("a sk-openai-0123456789 b team-0123456789 c", keys...); got != "a [redacted] b [redacted] c" {
 		t.Errorf("redacted %q", got)
 	}
 	// Nothing set: only the defaults, and nothing to redact.

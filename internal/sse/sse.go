@@ -19,9 +19,16 @@
 // colon is a field name with an empty value; one space after the colon is
 // dropped; "data" lines are joined with "\n"; "id" sets the last event ID
 // (kept until the next "id", ignored if it contains NUL); "retry" and unknown
-// fields are ignored; a blank line dispatches the event. Lines have no length
-// limit: the buffer grows to fit the longest line, as tool-call arguments can
-// be megabytes on one line.
+// fields are ignored; a blank line dispatches the event. Lines have no fixed
+// length limit: the buffer grows to fit the longest line, as tool-call
+// arguments can be megabytes on one line.
+//
+// What one event may hold is capped (Decoder.MaxEvent, 64 MiB by default): an
+// event whose data grows past it, or a line longer than it (plus a few bytes
+// for the field name), fails the decoder with an error wrapping
+// ErrEventTooLarge as soon as the excess is seen, before it is buffered, so a
+// hostile or broken server cannot make the decoder hold more than about twice
+// the cap however long it streams, with or without line breaks.
 //
 // Where rally departs from the standard, for what an LLM client needs:
 //
@@ -50,14 +57,14 @@
 // A body that is not an event stream, such as a JSON error object sent with
 // the wrong content type, decodes line by line like any other input: its lines
 // ("{", `  "error": {`, ...) are unknown fields, so it normally yields no
-// events and then io.EOF. It never hangs the decoder, but a body with no line
-// breaks is buffered whole; callers that read bodies of unknown size should
-// bound them (io.LimitReader) as they would for any read.
+// events and then io.EOF. It never hangs the decoder, and a body with no line
+// breaks is buffered only up to the cap.
 package sse
 
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -84,7 +91,21 @@ const (
 	// maxNames bounds the cache of event names, so a hostile stream of
 	// distinct names cannot grow it without limit.
 	maxNames = 64
+	// maxNameLen bounds the names cached, so the cache stays small
+	// whatever the names' length.
+	maxNameLen = 256
+	// fieldSlack is what a line may hold beyond MaxEvent: its field name,
+	// colon and space ("data: ").
+	fieldSlack = 64
 )
+
+// DefaultMaxEvent is the cap on one event when Decoder.MaxEvent is zero:
+// 64 MiB.
+const DefaultMaxEvent = 64 << 20
+
+// ErrEventTooLarge is wrapped by the error of a decoder that met an event
+// bigger than its MaxEvent.
+var ErrEventTooLarge = errors.New("event too large")
 
 var (
 	bom          = []byte("\xEF\xBB\xBF")
@@ -94,6 +115,11 @@ var (
 // Decoder reads events from an input stream. It is not safe for concurrent
 // use.
 type Decoder struct {
+	// MaxEvent caps the data of one event, and any one line, in bytes
+	// (see the package documentation). Zero means DefaultMaxEvent. Set it
+	// before the first call to Next.
+	MaxEvent int
+
 	r     io.Reader
 	buf   []byte // unread input is buf[off:n]
 	off   int
@@ -151,6 +177,21 @@ func (d *Decoder) Next() (Event, error) {
 		}
 		switch string(field) {
 		case "data":
+			grown := len(d.data) + len(value)
+			if data {
+				grown++ // the "\n" that joins the lines
+			}
+			if grown > d.max() {
+				return Event{}, d.tooLarge()
+			}
+			if grown > cap(d.data) {
+				// Double, but never past the cap: append's gentler growth
+				// of large slices would allocate several times the cap
+				// for an event of many lines.
+				grow := make([]byte, len(d.data), min(max(2*cap(d.data), grown), d.max()))
+				copy(grow, d.data)
+				d.data = grow
+			}
 			if data {
 				d.data = append(d.data, '\n')
 			}
@@ -174,7 +215,7 @@ func (d *Decoder) intern(value []byte) string {
 		return s
 	}
 	s := string(value)
-	if len(d.names) < maxNames {
+	if len(d.names) < maxNames && len(s) <= maxNameLen {
 		if d.names == nil {
 			d.names = make(map[string]string)
 		}
@@ -206,6 +247,9 @@ func (d *Decoder) line() ([]byte, error) {
 			return line, nil
 		}
 		d.scan = d.n - d.off
+		if d.scan > d.max()+fieldSlack && d.err == nil {
+			return nil, d.tooLarge()
+		}
 		if d.err != nil {
 			if d.off == d.n {
 				return nil, d.err
@@ -216,6 +260,23 @@ func (d *Decoder) line() ([]byte, error) {
 		}
 		d.fill()
 	}
+}
+
+// max is the cap on one event.
+func (d *Decoder) max() int {
+	if d.MaxEvent > 0 {
+		return d.MaxEvent
+	}
+	return DefaultMaxEvent
+}
+
+// tooLarge fails the decoder for good: the input buffered so far is
+// dropped, and no more is read.
+func (d *Decoder) tooLarge() error {
+	d.err = fmt.Errorf("sse: %w: more than %d bytes in one event", ErrEventTooLarge, d.max())
+	d.off, d.n, d.scan = 0, 0, 0
+	d.data = d.data[:0]
+	return d.err
 }
 
 // eol returns the index of the first CR or LF in b, or -1.
@@ -242,7 +303,16 @@ func (d *Decoder) fill() {
 		d.off = 0
 	}
 	if d.n == len(d.buf) {
-		b := make([]byte, max(2*len(d.buf), minBuf))
+		// The buffer needs to hold one line at most, which line() fails
+		// once it is longer than the cap: growing past that would only
+		// hold bytes that are never used.
+		// Going straight to the limit once doubling nears it saves
+		// allocating a doubled buffer only to replace it.
+		size := max(2*len(d.buf), minBuf)
+		if limit := d.max() + fieldSlack + 1; size > limit/2 {
+			size = max(limit, d.n+1)
+		}
+		b := make([]byte, size)
 		copy(b, d.buf[:d.n])
 		d.buf = b
 	}

@@ -39,6 +39,19 @@ func collect(r io.Reader) ([]ev, error) {
 	}
 }
 
+// drain decodes d until an error, which it returns (io.EOF included) with
+// the events before it.
+func drain(d *Decoder) ([]ev, error) {
+	var out []ev
+	for {
+		e, err := d.Next()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ev{e.Name, string(e.Data), e.ID})
+	}
+}
+
 // readers returns the ways each test input is fed to the decoder: whole, a
 // byte at a time, in halves, and with the error on the last data read.
 func readers(in string) map[string]io.Reader {
@@ -174,16 +187,7 @@ func TestErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := NewDecoder(tt.r)
-			var got []ev
-			var err error
-			for {
-				var e Event
-				e, err = d.Next()
-				if err != nil {
-					break
-				}
-				got = append(got, ev{e.Name, string(e.Data), e.ID})
-			}
+			got, err := drain(d)
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("error %v, want %v", err, tt.err)
 			}

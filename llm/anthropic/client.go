@@ -7,10 +7,7 @@ package anthropic
 
 import (
 	"context"
-	"fmt"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
@@ -30,62 +27,50 @@ const (
 
 // Client streams from the Messages API. The zero value talks to
 // DefaultBaseURL without a key (fine for a local proxy); set APIKey for the
-// real API. A Client is safe for concurrent use.
+// real API:
+//
+//	c := &anthropic.Client{ClientOptions: llm.ClientOptions{APIKey: key}}
+//
+// The options' BaseURL may be written with or without a trailing "/v1";
+// empty means the request's Model.BaseURL, else DefaultBaseURL. Provider
+// empty means the model's, else DefaultProvider. The key is sent as
+// x-api-key. A Client is safe for concurrent use.
 type Client struct {
-	// BaseURL is the API root, with or without a trailing "/v1". Empty
-	// means the request's Model.BaseURL, or else DefaultBaseURL.
-	BaseURL string
-	// APIKey is sent as x-api-key. It is redacted from every error.
-	APIKey string
-	// Provider names the provider in messages and errors; empty means
-	// DefaultProvider.
-	Provider string
-	// Header is added to every request (anthropic-beta, a proxy's auth).
-	Header http.Header
-	// HTTP is the client to use; nil means one over http.DefaultTransport.
-	// Its Timeout should be zero: it would cut long streams.
-	HTTP *http.Client
-	// Timeout bounds connecting and waiting for the response headers;
-	// zero means wire.DefaultTimeout.
-	Timeout time.Duration
-	// IdleTimeout ends a stream that sends no bytes for this long, with a
-	// transient error; zero means wire.DefaultIdleTimeout.
-	IdleTimeout time.Duration
+	llm.ClientOptions
 }
 
 var _ llm.Provider = (*Client)(nil)
 
-// url returns the messages endpoint. Base URLs are written both ways in
-// the wild ("https://api.anthropic.com" and ".../v1"), so both work.
-func (c *Client) url(m *llm.Model) string {
-	base := strings.TrimRight(wire.FirstOf(c.BaseURL, m.BaseURL, DefaultBaseURL), "/")
+// endpoint returns the messages endpoint of base. Base URLs are written
+// both ways in the wild ("https://api.anthropic.com" and ".../v1"), so
+// both work.
+func endpoint(base string) string {
 	if strings.HasSuffix(base, "/v1") {
 		return base + "/messages"
 	}
 	return base + "/v1/messages"
 }
 
+// call resolves the options for a request to model m.
+func (c *Client) call(m *llm.Model) *wire.Call {
+	call := wire.NewCall(&c.ClientOptions, m, llm.APIAnthropicMessages, DefaultBaseURL, DefaultProvider)
+	call.URL = endpoint(call.Base)
+	call.SetKey("x-api-key", c.APIKey)
+	call.Header.Set("anthropic-version", Version)
+	return call
+}
+
 // Stream sends req and returns the streaming response. An HTTP error comes
 // back as an *llm.APIError; a failure after the headers arrive comes out
 // of the stream as its error event.
 func (c *Client) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
+	call := c.call(&req.Model)
 	body, err := newRequest(req)
 	if err != nil {
-		return nil, err
-	}
-	h := wire.KeyHeader(c.Header, "x-api-key", c.APIKey)
-	h.Set("anthropic-version", Version)
-	call := &wire.Call{
-		Config:       wire.Config{HTTP: c.HTTP, Timeout: c.Timeout, IdleTimeout: c.IdleTimeout},
-		URL:          c.url(&req.Model),
-		Header:       h,
-		API:          llm.APIAnthropicMessages,
-		Provider:     wire.FirstOf(c.Provider, DefaultProvider),
-		Keys:         wire.Secrets(c.APIKey, c.Header, "Authorization", "X-Api-Key"),
-		RequestError: func(err error) error { return fmt.Errorf("anthropic: request: %w", err) },
+		return nil, call.Errorf("%w", err)
 	}
 	return call.Stream(ctx, req, body, func(dec *sse.Decoder, m *llm.Model) func(*llm.Builder) error {
-		p := &parser{dec: dec, model: m, provider: call.Provider, keys: call.Keys}
+		p := &parser{dec: dec, model: m, call: call}
 		return p.fill
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/internal/providertest"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 const testKey = "sk-ant-api03-test-secret-key-0123456789"
@@ -73,7 +74,7 @@ func textBody(pieces ...string) string {
 var api = providertest.Wire{StreamType: "text/event-stream; charset=utf-8", ErrorType: "application/json", End: "\n\n"}
 
 func client(s *providertest.Server) *Client {
-	return &Client{BaseURL: s.URL, APIKey: testKey, Timeout: 5 * time.Second, IdleTimeout: 5 * time.Second}
+	return &Client{ClientOptions: llm.ClientOptions{BaseURL: s.URL, APIKey: testKey, Timeout: 5 * time.Second, IdleTimeout: 5 * time.Second}}
 }
 
 func model() llm.Model {
@@ -85,10 +86,9 @@ func ask(text string) *llm.Request { return providertest.Ask(model(), text) }
 
 // tested is the client as the shared tests of providertest see it.
 var tested = &providertest.Client{
-	Name: "anthropic",
-	New: func(url string, timeout, idle time.Duration) llm.Provider {
-		return &Client{BaseURL: url, APIKey: testKey, Timeout: timeout, IdleTimeout: idle}
-	},
+	Name:     "anthropic",
+	New:      func(o llm.ClientOptions) llm.Provider { return &Client{ClientOptions: o} },
+	Key:      testKey,
 	Model:    model(),
 	API:      llm.APIAnthropicMessages,
 	Provider: "anthropic",
@@ -106,6 +106,6 @@ var tested = &providertest.Client{
 // parse runs the parser over body in memory, as Stream does over HTTP.
 func parse(body []byte) *llm.Stream {
 	m := llm.Model{ID: "claude-sonnet-4-5"}
-	p := &parser{dec: sse.NewDecoder(bytes.NewReader(body)), model: &m, provider: DefaultProvider}
+	p := &parser{dec: sse.NewDecoder(bytes.NewReader(body)), model: &m, call: &wire.Call{Provider: DefaultProvider}}
 	return llm.NewStream(llm.Message{Role: llm.Assistant, Provider: DefaultProvider}, p.fill, nil)
 }

@@ -121,8 +121,8 @@ func TestURL(t *testing.T) {
 		{"https://gw.example/v1", "", "https://gw.example/v1/messages"},
 	}
 	for _, tt := range tests {
-		c := &Client{BaseURL: tt.base}
-		if got := c.url(&llm.Model{BaseURL: tt.model}); got != tt.want {
+		c := &Client{ClientOptions: llm.ClientOptions{BaseURL: tt.base}}
+		if got := c.call(&llm.Model{BaseURL: tt.model}).URL; got != tt.want {
 			t.Errorf("url(%q, %q) = %q, want %q", tt.base, tt.model, got, tt.want)
 		}
 	}
@@ -134,3 +134,8 @@ func TestFirstByteTimeout(t *testing.T)   { tested.FirstByteTimeout(t) }
 func TestDrop(t *testing.T)               { tested.Drop(t) }
 func TestStall(t *testing.T)              { tested.Stall(t) }
 func TestCancel(t *testing.T)             { tested.Cancel(t) }
+
+// What the shared options mean, alike for every client.
+func TestProviderName(t *testing.T)   { tested.ProviderName(t) }
+func TestEventTooLarge(t *testing.T)  { tested.EventTooLarge(t) }
+func TestPartialKeyEcho(t *testing.T) { tested.PartialKeyEcho(t) }

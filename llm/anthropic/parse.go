@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/rally-agent/rally/internal/sse"
@@ -65,10 +64,9 @@ const maxBlocks = 1 << 12
 
 // parser turns the event stream into Builder calls, one event per fill.
 type parser struct {
-	dec      *sse.Decoder
-	model    *llm.Model
-	provider string
-	keys     []string
+	dec   *sse.Decoder
+	model *llm.Model
+	call  *wire.Call // the request's settings and error wording
 
 	ev      event
 	json    wire.JSONDecoder
@@ -84,7 +82,7 @@ func (p *parser) fill(b *llm.Builder) error {
 		return io.EOF // no message_stop: llm.Stream reports a truncated stream
 	}
 	if err != nil {
-		return fmt.Errorf("anthropic: read stream: %w", err)
+		return p.call.ReadError(err)
 	}
 	switch ev.Name {
 	case "ping":
@@ -96,7 +94,7 @@ func (p *parser) fill(b *llm.Builder) error {
 	}
 	p.ev = event{}
 	if err := p.json.Decode(ev.Data, &p.ev); err != nil {
-		return p.malformed(ev.Name, err)
+		return p.malformed(ev.Name, err, ev.Data)
 	}
 	if p.ev.Type == "error" {
 		p.fail(b, ev.Data)
@@ -108,24 +106,20 @@ func (p *parser) fill(b *llm.Builder) error {
 // fail ends the message with the error event data reports, such as
 // {"type":"error","error":{"type":"overloaded_error",…}} after a 200.
 func (p *parser) fail(b *llm.Builder, data []byte) {
-	e := wire.StreamError(p.provider, data, p.keys...)
+	e := p.call.StreamError(data)
 	if e.Message == "" {
 		e.Message = "error event without details"
 	}
 	b.Fail(e)
 }
 
-// malformed reports an event that is not the JSON it should be. When it is
-// the last thing in the body, the body was cut mid-event: that is a
-// truncated stream, which a retry fixes, not a broken one.
-func (p *parser) malformed(name string, err error) error {
-	if _, next := p.dec.Next(); next == io.EOF {
-		return io.EOF
-	}
+// malformed reports an event that is not the JSON it should be (see
+// wire.Call.Malformed).
+func (p *parser) malformed(name string, err error, data []byte) error {
 	if name == "" {
 		name = "unnamed"
 	}
-	return fmt.Errorf("anthropic: undecodable %s event: %w", name, err)
+	return p.call.Malformed(p.dec, name+" event", err, data)
 }
 
 func (p *parser) handle(b *llm.Builder) error {
@@ -180,7 +174,7 @@ func (p *parser) report(b *llm.Builder) {
 // kind returns the kind of the block at index i.
 func (p *parser) kind(i int) (kind, error) {
 	if i < 0 || i >= maxBlocks {
-		return unknown, fmt.Errorf("anthropic: content block index %d out of range", i)
+		return unknown, p.call.Errorf("content block index %d out of range", i)
 	}
 	if i < len(p.kinds) {
 		return p.kinds[i], nil
@@ -274,9 +268,9 @@ func (p *parser) finish(b *llm.Builder) {
 	case "refusal":
 		msg := "the model refused to answer (stop_reason refusal)"
 		if p.refusal != "" {
-			msg += ": " + p.refusal
+			msg += ": " + p.call.Redact(p.refusal)
 		}
-		b.Fail(&llm.APIError{Provider: p.provider, Type: "refusal", Message: msg, MidStream: true})
+		b.Fail(&llm.APIError{Provider: p.call.Provider, Type: "refusal", Message: msg, MidStream: true})
 	default:
 		// end_turn, stop_sequence, pause_turn (a server tool paused the
 		// turn; the answer so far is whole), and reasons newer than this

@@ -75,7 +75,7 @@ const minOutput = 1024
 
 func newRequest(req *llm.Request) (*request, error) {
 	if req.Model.ID == "" {
-		return nil, errors.New("anthropic: request has no model")
+		return nil, errors.New("request has no model")
 	}
 	r := &request{Model: req.Model.ID, Stream: true, MaxTokens: req.MaxTokens}
 	if r.MaxTokens <= 0 {

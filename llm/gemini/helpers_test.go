@@ -9,6 +9,7 @@ import (
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/internal/providertest"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 const testKey = "AIzaSyTEST-secret-key-0123456789abcdef"
@@ -63,7 +64,7 @@ func textBody(pieces ...string) string {
 var api = providertest.Wire{StreamType: "text/event-stream", ErrorType: "application/json; charset=UTF-8", End: "\r\n\r\n"}
 
 func client(s *providertest.Server) *Client {
-	return &Client{BaseURL: s.URL + "/v1beta", APIKey: testKey, Timeout: 5 * time.Second, IdleTimeout: 5 * time.Second}
+	return &Client{ClientOptions: llm.ClientOptions{BaseURL: s.URL + "/v1beta", APIKey: testKey, Timeout: 5 * time.Second, IdleTimeout: 5 * time.Second}}
 }
 
 func model() llm.Model {
@@ -75,10 +76,12 @@ func ask(s string) *llm.Request { return providertest.Ask(model(), s) }
 
 // tested is the client as the shared tests of providertest see it.
 var tested = &providertest.Client{
-	Name: "gemini",
-	New: func(url string, timeout, idle time.Duration) llm.Provider {
-		return &Client{BaseURL: url + "/v1beta", APIKey: testKey, Timeout: timeout, IdleTimeout: idle}
+	Name: "google", // the default provider name starts every error
+	New: func(o llm.ClientOptions) llm.Provider {
+		o.BaseURL += "/v1beta"
+		return &Client{ClientOptions: o}
 	},
+	Key:      testKey,
 	Model:    model(),
 	API:      llm.APIGoogle,
 	Provider: "google",
@@ -96,6 +99,6 @@ var tested = &providertest.Client{
 // parse runs the parser over body in memory.
 func parse(body []byte) *llm.Stream {
 	m := model()
-	p := &parser{dec: sse.NewDecoder(bytes.NewReader(body)), model: &m, provider: DefaultProvider, nonce: "test"}
+	p := &parser{dec: sse.NewDecoder(bytes.NewReader(body)), model: &m, wire: &wire.Call{Provider: DefaultProvider}, nonce: "test"}
 	return llm.NewStream(llm.Message{Role: llm.Assistant, Provider: DefaultProvider}, p.fill, nil)
 }

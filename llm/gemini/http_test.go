@@ -160,8 +160,8 @@ func TestURL(t *testing.T) {
 		{"http://127.0.0.1:9000/v1", "https://ignored", "http://127.0.0.1:9000/v1" + tail},
 	}
 	for _, tt := range tests {
-		c := &Client{BaseURL: tt.base}
-		if got := c.url(&llm.Model{ID: "models/gemini-2.5-pro", BaseURL: tt.model}); got != tt.want {
+		c := &Client{ClientOptions: llm.ClientOptions{BaseURL: tt.base}}
+		if got := c.call(&llm.Model{ID: "models/gemini-2.5-pro", BaseURL: tt.model}).URL; got != tt.want {
 			t.Errorf("url(%q, %q) = %q, want %q", tt.base, tt.model, got, tt.want)
 		}
 	}
@@ -170,9 +170,9 @@ func TestURL(t *testing.T) {
 func TestTransportErrorHidesKey(t *testing.T) {
 	// Nothing listens there: the transport error prints the URL, which
 	// must not hold the key.
-	c := &Client{BaseURL: "http://127.0.0.1:1/v1beta", APIKey: testKey, Timeout: 2 * time.Second}
+	c := &Client{ClientOptions: llm.ClientOptions{BaseURL: "http://127.0.0.1:1/v1beta", APIKey: testKey, Timeout: 2 * time.Second}}
 	_, err := c.Stream(t.Context(), ask("hi"))
-	if err == nil || strings.Contains(err.Error(), testKey) || !strings.HasPrefix(err.Error(), "gemini: request: ") {
+	if err == nil || strings.Contains(err.Error(), testKey) || !strings.HasPrefix(err.Error(), "google: send request: ") {
 		t.Fatalf("error %v", err)
 	}
 	if v := llm.Classify(err); v.Class != retry.Transient {
@@ -186,3 +186,8 @@ func TestFirstByteTimeout(t *testing.T)   { tested.FirstByteTimeout(t) }
 func TestDrop(t *testing.T)               { tested.Drop(t) }
 func TestStall(t *testing.T)              { tested.Stall(t) }
 func TestCancel(t *testing.T)             { tested.Cancel(t) }
+
+// What the shared options mean, alike for every client.
+func TestProviderName(t *testing.T)   { tested.ProviderName(t) }
+func TestEventTooLarge(t *testing.T)  { tested.EventTooLarge(t) }
+func TestPartialKeyEcho(t *testing.T) { tested.PartialKeyEcho(t) }

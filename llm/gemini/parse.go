@@ -3,7 +3,6 @@ package gemini
 import (
 	"crypto/rand"
 	"encoding/json"
-	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -66,11 +65,10 @@ const (
 // parser turns the chunks into Builder calls, one chunk per fill. Gemini
 // has no terminal event: a chunk with a finishReason ends the answer.
 type parser struct {
-	dec      *sse.Decoder
-	model    *llm.Model
-	provider string
-	keys     []string
-	nonce    string // makes up call ids unique across answers
+	dec   *sse.Decoder
+	model *llm.Model
+	wire  *wire.Call // the request's settings and error wording
+	nonce string     // makes up call ids unique across answers
 
 	json  wire.JSONDecoder
 	ch    chunk
@@ -87,17 +85,17 @@ func (p *parser) fill(b *llm.Builder) error {
 		return io.EOF // no finishReason yet: llm.Stream reports a truncated stream
 	}
 	if err != nil {
-		return fmt.Errorf("gemini: read stream: %w", err)
+		return p.wire.ReadError(err)
 	}
 	if len(ev.Data) == 0 {
 		return nil
 	}
 	p.ch = chunk{}
 	if err := p.json.Decode(ev.Data, &p.ch); err != nil {
-		return p.malformed(err)
+		return p.wire.Malformed(p.dec, "chunk", err, ev.Data)
 	}
 	if len(p.ch.Error) > 0 && string(p.ch.Error) != "null" {
-		b.Fail(wire.StreamError(p.provider, ev.Data, p.keys...))
+		b.Fail(p.wire.StreamError(ev.Data))
 		return nil
 	}
 	if len(p.ch.Candidates) > 0 {
@@ -105,23 +103,13 @@ func (p *parser) fill(b *llm.Builder) error {
 	}
 	p.report(b)
 	if r := p.ch.PromptFeedback.BlockReason; r != "" {
-		b.Fail(fmt.Errorf("gemini: the prompt was blocked (block reason %s)%s", r, p.suffix(p.ch.PromptFeedback.BlockReasonMessage)))
+		b.Fail(p.wire.Errorf("the prompt was blocked (block reason %s)%s", r, p.suffix(p.ch.PromptFeedback.BlockReasonMessage)))
 		return nil
 	}
 	if len(p.ch.Candidates) > 0 && p.ch.Candidates[0].FinishReason != "" {
 		p.finish(b, &p.ch.Candidates[0])
 	}
 	return nil
-}
-
-// malformed reports a chunk that is not the JSON it should be. When it is
-// the last thing in the body, the body was cut mid-chunk: that is a
-// truncated stream, which a retry fixes, not a broken one.
-func (p *parser) malformed(err error) error {
-	if _, next := p.dec.Next(); next == io.EOF {
-		return io.EOF
-	}
-	return fmt.Errorf("gemini: undecodable chunk: %w", err)
 }
 
 func (p *parser) parts(b *llm.Builder, parts []streamPart) {
@@ -222,7 +210,7 @@ func (p *parser) finish(b *llm.Builder, c *candidate) {
 		if !ok {
 			what = "the model stopped abnormally"
 		}
-		b.Fail(fmt.Errorf("gemini: %s (finish reason %s)%s", what, r, p.suffix(c.FinishMessage)))
+		b.Fail(p.wire.Errorf("%s (finish reason %s)%s", what, r, p.suffix(c.FinishMessage)))
 	}
 }
 
@@ -232,5 +220,5 @@ func (p *parser) suffix(msg string) string {
 	if msg == "" {
 		return ""
 	}
-	return ": " + wire.Redact(msg, p.keys...)
+	return ": " + p.wire.Redact(msg)
 }

@@ -83,7 +83,7 @@ const syntheticPrefix = "call_"
 
 func newRequest(req *llm.Request) (*request, error) {
 	if req.Model.ID == "" {
-		return nil, errors.New("gemini: request has no model")
+		return nil, errors.New("request has no model")
 	}
 	r := &request{Contents: contents(req.Messages, strings.HasPrefix(strings.TrimPrefix(req.Model.ID, "models/"), "gemini-3"))}
 	if req.System != "" {

@@ -175,7 +175,7 @@ func TestFinishReasons(t *testing.T) {
 				return
 			}
 			if err == nil || !strings.Contains(err.Error(), tt.errHas) || !strings.Contains(err.Error(), tt.reason) ||
-				!strings.HasPrefix(err.Error(), "gemini: ") || !strings.HasSuffix(err.Error(), ": details here") {
+				!strings.HasPrefix(err.Error(), "google: ") || !strings.HasSuffix(err.Error(), ": details here") {
 				t.Errorf("error %v", err)
 			}
 			if c := llm.Classify(err).Class; c != retry.Fatal {
@@ -209,7 +209,7 @@ func TestErrorInStream(t *testing.T) {
 
 func TestMalformed(t *testing.T) {
 	start := chunkOf(text("so far"), "", nil)
-	tested.Malformed(t, "gemini: undecodable chunk: ", []providertest.Malformed{
+	tested.Malformed(t, "google: decode chunk: ", []providertest.Malformed{
 		{Name: "garbage mid-stream", Body: start + data(`{"candidates":[`) + chunkOf(text("x"), "STOP", nil)},
 		{Name: "wrong type", Body: start + data(`{"candidates":{"content":1}}`) + chunkOf(text("x"), "STOP", nil)},
 		{Name: "not JSON", Body: start + data(`[DONE]`) + chunkOf(text("x"), "STOP", nil)},

@@ -13,12 +13,12 @@ import (
 
 // parseChat and parseResp run a parser over body with no HTTP in between.
 func parseChat(body []byte) *llm.Stream {
-	p := &chatParser{conn: &conn{wire.Call{Provider: "openai"}}, model: &llm.Model{}, dec: sse.NewDecoder(bytes.NewReader(body))}
+	p := &chatParser{Call: &wire.Call{Provider: "openai"}, model: &llm.Model{}, dec: sse.NewDecoder(bytes.NewReader(body))}
 	return llm.NewStream(llm.Message{Role: llm.Assistant}, p.fill, nil)
 }
 
 func parseResp(body []byte) *llm.Stream {
-	p := &respParser{conn: &conn{wire.Call{Provider: "openai"}}, model: &llm.Model{}, dec: sse.NewDecoder(bytes.NewReader(body))}
+	p := &respParser{Call: &wire.Call{Provider: "openai"}, model: &llm.Model{}, dec: sse.NewDecoder(bytes.NewReader(body))}
 	return llm.NewStream(llm.Message{Role: llm.Assistant}, p.fill, nil)
 }
 

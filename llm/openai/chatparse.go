@@ -10,6 +10,7 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 // chunk is the part of a chat.completion.chunk the parser reads; every
@@ -89,7 +90,7 @@ type call struct {
 // throw a complete answer away). A body that ends with neither is
 // truncated. A cancelled context always aborts.
 type chatParser struct {
-	*conn
+	*wire.Call
 	model    *llm.Model
 	dec      *sse.Decoder
 	finish   string // last finish_reason seen, "" if none
@@ -104,7 +105,7 @@ func (p *chatParser) fill(b *llm.Builder) error {
 	}
 	data := bytes.TrimSpace(ev.Data)
 	if ev.Name == "error" {
-		return p.streamError(data) // a proxy's "event: error"
+		return p.StreamError(data) // a proxy's "event: error"
 	}
 	if len(data) == 0 {
 		return nil
@@ -117,14 +118,14 @@ func (p *chatParser) fill(b *llm.Builder) error {
 	if !fastChunk(data, &c) {
 		c = chunk{}
 		if err := json.Unmarshal(data, &c); err != nil {
-			return p.decodeError(err, data)
+			return p.DecodeError("chunk", err, data)
 		}
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		// OpenRouter and OpenAI report a failure inside the 200 stream as a
 		// chunk with an "error" object, sometimes next to choices whose
 		// finish_reason is "error".
-		return p.streamError(data)
+		return p.StreamError(data)
 	}
 	for i := range c.Choices {
 		ch := &c.Choices[i]
@@ -224,7 +225,7 @@ func (p *chatParser) failure() error {
 // end handles the end of the body: a clean end or a read error.
 func (p *chatParser) end(b *llm.Builder, err error) error {
 	if errors.Is(err, context.Canceled) {
-		return p.readError(err)
+		return p.ReadError(err)
 	}
 	if p.finish != "" {
 		p.complete(b)
@@ -233,7 +234,7 @@ func (p *chatParser) end(b *llm.Builder, err error) error {
 	if err == io.EOF {
 		return io.EOF // no finish_reason, no [DONE]: truncated
 	}
-	return p.readError(err)
+	return p.ReadError(err)
 }
 
 // complete finishes the message with the finish reason seen.

@@ -19,6 +19,12 @@
 // call is left out. Images in tool results, which neither API takes there,
 // follow the results as a user message.
 //
+// Both take llm.ClientOptions (embedded), like every client:
+//
+//	c := &openai.Completions{ClientOptions: llm.ClientOptions{
+//		BaseURL: "https://openrouter.ai/api/v1", APIKey: key, Provider: "openrouter",
+//	}}
+//
 // Errors are prefixed with the client's provider name ("openai: …" by
 // default). HTTP errors and in-stream error events are *llm.APIError with
 // the API key and anything shaped like a key redacted; transport errors
@@ -26,10 +32,7 @@
 package openai
 
 import (
-	"fmt"
-	"net/http"
 	"strings"
-	"time"
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/internal/wire"
@@ -39,78 +42,16 @@ import (
 // model names one.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-// conn is one request's wire.Call, with the methods the parsers use to
-// word their errors.
-type conn struct {
-	wire.Call
-}
-
-// settings are the fields Completions and Responses share.
-type settings struct {
-	BaseURL, APIKey, Provider string
-	Header                    http.Header
-	HTTP                      *http.Client
-	Timeout, IdleTimeout      time.Duration
-}
-
-// resolve fills the zero values: the base URL and provider name fall back
-// to the model's, then to OpenAI's.
-func (s settings) resolve(m *llm.Model, api, path string) *conn {
-	base := wire.FirstOf(s.BaseURL, m.BaseURL, DefaultBaseURL)
-	c := &conn{wire.Call{
-		Config:   wire.Config{HTTP: s.HTTP, Timeout: s.Timeout, IdleTimeout: s.IdleTimeout},
-		URL:      strings.TrimRight(base, "/") + path,
-		Header:   make(http.Header, len(s.Header)+1),
-		API:      api,
-		Provider: wire.FirstOf(s.Provider, m.Provider, "openai"),
-	}}
-	for k, v := range s.Header {
-		c.Header[k] = append([]string(nil), v...)
-		// A key given as a header (Azure's api-key, a proxy's token) is as
-		// secret as APIKey.
-		switch strings.ToLower(k) {
-		case "authorization", "api-key", "x-api-key":
-			for _, x := range v {
-				c.Keys = append(c.Keys, strings.TrimSpace(strings.TrimPrefix(x, "Bearer ")))
-			}
-		}
-	}
-	if s.APIKey != "" {
-		c.Keys = append(c.Keys, s.APIKey)
-		if c.Header.Get("Authorization") == "" {
-			c.Header.Set("Authorization", "Bearer "+s.APIKey)
-		}
-	}
-	// Beyond the body, the keys are redacted from the response headers (a
-	// proxy may echo them) and from the URL a transport error quotes.
-	c.APIError = func(status int, h http.Header, b []byte) error {
-		return wire.APIError(c.Provider, status, wire.RedactHeader(h, c.Keys...), b, c.Keys...)
-	}
-	c.RequestError = func(err error) error {
-		return fmt.Errorf("%s: send request: %w", c.Provider, wire.RedactURLError(err, c.Keys...))
+// resolve makes the call of one request: the base URL and provider name
+// fall back to the model's, then to OpenAI's. The key goes in
+// Authorization unless the caller put its own there.
+func resolve(o *llm.ClientOptions, m *llm.Model, api, path string) *wire.Call {
+	c := wire.NewCall(o, m, api, DefaultBaseURL, "openai")
+	c.URL = c.Base + path
+	if c.Header.Get("Authorization") == "" {
+		c.SetKey("Authorization", "Bearer "+o.APIKey)
 	}
 	return c
-}
-
-// streamError is the error for an error event inside a 200 stream.
-func (c *conn) streamError(data []byte) *llm.APIError {
-	return wire.StreamError(c.Provider, data, c.Keys...)
-}
-
-// readError wraps a failed read of the stream body.
-func (c *conn) readError(err error) error {
-	return fmt.Errorf("%s: read stream: %w", c.Provider, err)
-}
-
-// decodeError reports a chunk that is not the JSON it should be, quoting
-// its start so a user can see what the server sent.
-func (c *conn) decodeError(err error, data []byte) error {
-	const limit = 80
-	q := data
-	if len(q) > limit {
-		q = q[:limit]
-	}
-	return fmt.Errorf("%s: decode chunk: %w: %q", c.Provider, err, wire.Redact(string(q), c.Keys...))
 }
 
 // maxTokens is the output cap to send: the request's, else the model's,

@@ -3,10 +3,8 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
@@ -27,28 +25,13 @@ import (
 // finish_reason; only a body that ends with neither is truncated
 // (llm.ErrTruncated, transient).
 type Completions struct {
-	// BaseURL is the API root, such as "https://openrouter.ai/api/v1" or
-	// "http://localhost:11434/v1". Empty means the model's BaseURL, else
-	// DefaultBaseURL.
-	BaseURL string
-	// APIKey is sent as "Authorization: Bearer …". Empty sends none, for
-	// local servers; a key may also come in Header.
-	APIKey string
-	// Provider names the provider in messages and errors. Empty means the
-	// model's Provider, else "openai".
-	Provider string
-	// Header is added to every request (OpenRouter's HTTP-Referer, Azure's
-	// api-key, …).
-	Header http.Header
-	// HTTP is the client to use; nil means one with no timeout over
-	// http.DefaultTransport. A Timeout on it would kill long streams.
-	HTTP *http.Client
-	// Timeout bounds connecting and waiting for the response headers;
-	// zero means 60 s.
-	Timeout time.Duration
-	// IdleTimeout ends a stream that sends nothing for this long with a
-	// transient error; zero means 120 s.
-	IdleTimeout time.Duration
+	// ClientOptions are the endpoint, key, headers, HTTP client,
+	// timeouts and event cap. BaseURL is the API root, such as
+	// "https://openrouter.ai/api/v1" or "http://localhost:11434/v1"; empty
+	// means the model's BaseURL, else DefaultBaseURL. APIKey is sent as
+	// "Authorization: Bearer …" unless Header has its own Authorization.
+	// Provider empty means the model's Provider, else "openai".
+	llm.ClientOptions
 	// MaxTokensField names the output cap in the request:
 	// "max_completion_tokens" (OpenAI's current name, the only one its
 	// reasoning models take) or "max_tokens" (the only one many
@@ -60,17 +43,13 @@ type Completions struct {
 
 var _ llm.Provider = (*Completions)(nil)
 
-func (c *Completions) settings() settings {
-	return settings{c.BaseURL, c.APIKey, c.Provider, c.Header, c.HTTP, c.Timeout, c.IdleTimeout}
-}
-
 // Stream starts the call. The request asks for usage in the final chunk
 // (stream_options.include_usage) and, for a reasoning model with
 // req.Thinking set, passes it as reasoning_effort.
 func (c *Completions) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
-	cn := c.settings().resolve(&req.Model, llm.APIOpenAICompletions, "/chat/completions")
+	cn := resolve(&c.ClientOptions, &req.Model, llm.APIOpenAICompletions, "/chat/completions")
 	return cn.Stream(ctx, req, c.request(req, cn.URL), func(dec *sse.Decoder, m *llm.Model) func(*llm.Builder) error {
-		p := &chatParser{conn: cn, model: m, dec: dec}
+		p := &chatParser{Call: cn, model: m, dec: dec}
 		return p.fill
 	})
 }

@@ -100,7 +100,7 @@ func TestCompletionsParse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serveBytes(t, []byte(tt.body))
-			msg, err := run(t, &Completions{BaseURL: srv.URL}, request(testModel))
+			msg, err := run(t, &Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL}}, request(testModel))
 			if msg == nil {
 				t.Fatalf("no stream: %v", err)
 			}
@@ -115,7 +115,7 @@ func TestCompletionsEvents(t *testing.T) {
 		textChunk("Hi"),
 		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}}]}`,
 		finishChunk("tool_calls"), "[DONE]")))
-	got, msg := events(t, &Completions{BaseURL: srv.URL})
+	got, msg := events(t, &Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL}})
 	want := []llm.EventType{llm.EventStart, llm.EventThinkingStart, llm.EventThinkingDelta, llm.EventThinkingEnd,
 		llm.EventTextStart, llm.EventTextDelta, llm.EventToolCallStart, llm.EventToolCallDelta,
 		llm.EventTextEnd, llm.EventToolCallEnd, llm.EventDone}
@@ -130,7 +130,7 @@ func TestCompletionsEvents(t *testing.T) {
 func TestCompletionsCost(t *testing.T) {
 	srv := serveBytes(t, []byte(chatStream(textChunk("x"), finishChunk("stop"),
 		`{"choices":[],"usage":{"prompt_tokens":1000000,"completion_tokens":1000000,"total_tokens":2000000,"prompt_tokens_details":{"cached_tokens":500000}}}`, "[DONE]")))
-	msg, err := run(t, &Completions{BaseURL: srv.URL}, request(testModel))
+	msg, err := run(t, &Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL}}, request(testModel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestCompletionsRequest(t *testing.T) {
 		Model: m, System: "be brief", Messages: conversation(), Attempt: 3, Thinking: "high",
 		Tools: []llm.Tool{{Name: "read", Description: "read a file", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}, {Name: "now"}},
 	}
-	c := &Completions{BaseURL: srv.URL + "/v1/", APIKey: testKey, Header: http.Header{"X-Title": {"rally"}}}
+	c := &Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL + "/v1/", APIKey: testKey, Header: http.Header{"X-Title": {"rally"}}}}
 	if _, err := run(t, c, req); err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestCompletionsRequestOptions(t *testing.T) {
 			srv, got := captureServer(t, chatStream(finishChunk("stop"), "[DONE]"))
 			req := request(testModel)
 			req.Model.Reasoning, req.Thinking, req.MaxTokens = tt.reasoning, tt.thinking, tt.maxTokens
-			if _, err := run(t, &Completions{BaseURL: srv.URL, MaxTokensField: tt.field}, req); err != nil {
+			if _, err := run(t, &Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL}, MaxTokensField: tt.field}, req); err != nil {
 				t.Fatal(err)
 			}
 			for k, v := range tt.want {

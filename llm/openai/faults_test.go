@@ -320,7 +320,7 @@ func TestBrokenAfterFinish(t *testing.T) {
 				<-r.Context().Done()
 			}))
 			defer srv.Close()
-			msg, err := run(t, &Completions{BaseURL: srv.URL, IdleTimeout: 50 * time.Millisecond}, request(testModel))
+			msg, err := run(t, &Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL, IdleTimeout: 50 * time.Millisecond}}, request(testModel))
 			if err != nil || msg.StopReason != llm.Stop || msg.TextOf() != "whole answer" {
 				t.Errorf("stop %q text %q err %v", msg.StopReason, msg.TextOf(), err)
 			}

@@ -29,8 +29,12 @@ type client struct {
 }
 
 var clients = []client{
-	{"completions", func(base string) llm.Provider { return &Completions{BaseURL: base, APIKey: testKey} }},
-	{"responses", func(base string) llm.Provider { return &Responses{BaseURL: base, APIKey: testKey} }},
+	{"completions", func(base string) llm.Provider {
+		return &Completions{ClientOptions: llm.ClientOptions{BaseURL: base, APIKey: testKey}}
+	}},
+	{"responses", func(base string) llm.Provider {
+		return &Responses{ClientOptions: llm.ClientOptions{BaseURL: base, APIKey: testKey}}
+	}},
 }
 
 // testKey is a fake key shaped like OpenAI's, so that redaction of both

@@ -3,8 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"time"
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
@@ -16,33 +14,16 @@ import (
 // each time, as input items. The zero value talks to OpenAI with no key; a
 // Responses is safe for concurrent use once its fields are set.
 type Responses struct {
-	// BaseURL is the API root. Empty means the model's BaseURL, else
-	// DefaultBaseURL.
-	BaseURL string
-	// APIKey is sent as "Authorization: Bearer …". Empty sends none; a key
-	// may also come in Header.
-	APIKey string
-	// Provider names the provider in messages and errors. Empty means the
-	// model's Provider, else "openai".
-	Provider string
-	// Header is added to every request.
-	Header http.Header
-	// HTTP is the client to use; nil means one with no timeout over
-	// http.DefaultTransport.
-	HTTP *http.Client
-	// Timeout bounds connecting and waiting for the response headers;
-	// zero means 60 s.
-	Timeout time.Duration
-	// IdleTimeout ends a stream that sends nothing for this long with a
-	// transient error; zero means 120 s.
-	IdleTimeout time.Duration
+	// ClientOptions are the endpoint, key, headers, HTTP client,
+	// timeouts and event cap. BaseURL is the API root, such as
+	// "https://openrouter.ai/api/v1" or "http://localhost:11434/v1"; empty
+	// means the model's BaseURL, else DefaultBaseURL. APIKey is sent as
+	// "Authorization: Bearer …" unless Header has its own Authorization.
+	// Provider empty means the model's Provider, else "openai".
+	llm.ClientOptions
 }
 
 var _ llm.Provider = (*Responses)(nil)
-
-func (c *Responses) settings() settings {
-	return settings{c.BaseURL, c.APIKey, c.Provider, c.Header, c.HTTP, c.Timeout, c.IdleTimeout}
-}
 
 // Stream starts the call. For a reasoning model with req.Thinking set it
 // asks for that effort with reasoning summaries (streamed as thinking), and
@@ -50,9 +31,9 @@ func (c *Responses) settings() settings {
 // signature and sent back on the next turn so the model keeps its chain of
 // thought without server-side storage.
 func (c *Responses) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
-	cn := c.settings().resolve(&req.Model, llm.APIOpenAIResponses, "/responses")
+	cn := resolve(&c.ClientOptions, &req.Model, llm.APIOpenAIResponses, "/responses")
 	return cn.Stream(ctx, req, respBody(req), func(dec *sse.Decoder, m *llm.Model) func(*llm.Builder) error {
-		p := &respParser{conn: cn, model: m, dec: dec}
+		p := &respParser{Call: cn, model: m, dec: dec}
 		return p.fill
 	})
 }

@@ -80,7 +80,7 @@ func TestResponsesParse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := serveBytes(t, []byte(tt.body))
-			msg, err := run(t, &Responses{BaseURL: srv.URL}, request(testModel))
+			msg, err := run(t, &Responses{ClientOptions: llm.ClientOptions{BaseURL: srv.URL}}, request(testModel))
 			if msg == nil {
 				t.Fatalf("no stream: %v", err)
 			}
@@ -95,7 +95,7 @@ func TestResponsesReasoningSignature(t *testing.T) {
 		`{"type":"response.reasoning_summary_text.delta","item_id":"rs_9","delta":"s"}`,
 		`{"type":"response.output_item.done","output_index":0,"item":`+item+`}`,
 		respText("ok"), respCompleted)))
-	msg, err := run(t, &Responses{BaseURL: srv.URL}, request(testModel))
+	msg, err := run(t, &Responses{ClientOptions: llm.ClientOptions{BaseURL: srv.URL}}, request(testModel))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestResponsesRequest(t *testing.T) {
 		Model: m, System: "be brief", Messages: conversation(), Attempt: 2, Thinking: "medium", MaxTokens: 77,
 		Tools: []llm.Tool{{Name: "read", Description: "read a file", Parameters: json.RawMessage(`{"type":"object"}`)}},
 	}
-	if _, err := run(t, &Responses{BaseURL: srv.URL, APIKey: testKey}, req); err != nil {
+	if _, err := run(t, &Responses{ClientOptions: llm.ClientOptions{BaseURL: srv.URL, APIKey: testKey}}, req); err != nil {
 		t.Fatal(err)
 	}
 	if got.path != "/responses" || got.header.Get("X-Rally-Attempt") != "2" || got.header.Get("Authorization") != "Bearer "+testKey {
@@ -140,7 +140,7 @@ func TestResponsesReasoningNotReplayedToOtherModel(t *testing.T) {
 	req := request(testModel)
 	req.Model.ID = "other-model"
 	req.Messages = conversation()
-	if _, err := run(t, &Responses{BaseURL: srv.URL}, req); err != nil {
+	if _, err := run(t, &Responses{ClientOptions: llm.ClientOptions{BaseURL: srv.URL}}, req); err != nil {
 		t.Fatal(err)
 	}
 	for _, it := range got.body["input"].([]any) {

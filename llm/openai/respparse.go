@@ -9,6 +9,7 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 // respEvent is the part of a Responses stream event the parser reads.
@@ -57,7 +58,7 @@ type respResponse struct {
 // id. The stream is complete at response.completed, response.incomplete
 // or response.failed; a body that ends before one of them is truncated.
 type respParser struct {
-	*conn
+	*wire.Call
 	model *llm.Model
 	dec   *sse.Decoder
 	// streamed marks function calls whose arguments came as deltas, so the
@@ -71,7 +72,7 @@ func (p *respParser) fill(b *llm.Builder) error {
 		return io.EOF // the body ended before a terminal event: truncated
 	}
 	if err != nil {
-		return p.readError(err)
+		return p.ReadError(err)
 	}
 	if ignored(ev.Name) {
 		return nil // skipped undecoded: some carry the whole response object
@@ -79,7 +80,7 @@ func (p *respParser) fill(b *llm.Builder) error {
 	data := bytes.TrimSpace(ev.Data)
 	if len(data) == 0 {
 		if ev.Name == "error" {
-			return p.streamError(data)
+			return p.StreamError(data)
 		}
 		return nil
 	}
@@ -88,7 +89,7 @@ func (p *respParser) fill(b *llm.Builder) error {
 	if !fast || !fastEvent(data, &e) {
 		e = respEvent{}
 		if err := json.Unmarshal(data, &e); err != nil {
-			return p.decodeError(err, data)
+			return p.DecodeError("chunk", err, data)
 		}
 	}
 	typ := e.Type
@@ -125,7 +126,7 @@ func (p *respParser) fill(b *llm.Builder) error {
 	case "response.completed", "response.incomplete", "response.failed":
 		return p.finish(b, typ, e.Response, data)
 	case "error":
-		err := p.streamError(data)
+		err := p.StreamError(data)
 		if s, ok := e.Code.(string); ok && err.Code == "" {
 			err.Code = s
 		}
@@ -152,7 +153,7 @@ func (p *respParser) item(b *llm.Builder, done bool, raw json.RawMessage, index 
 	var it respItem
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &it); err != nil {
-			return p.decodeError(err, raw)
+			return p.DecodeError("chunk", err, raw)
 		}
 	}
 	key := it.ID
@@ -199,12 +200,12 @@ func (p *respParser) finish(b *llm.Builder, typ string, r *respResponse, data []
 	switch {
 	case typ == "response.failed" || r.Status == "failed":
 		if len(r.Error) == 0 || string(r.Error) == "null" {
-			return p.streamError(data)
+			return p.StreamError(data)
 		}
 		// Only the error object, not the whole response, becomes the body.
 		body := make([]byte, 0, len(r.Error)+10)
 		body = append(append(append(body, `{"error":`...), r.Error...), '}')
-		return p.streamError(body)
+		return p.StreamError(body)
 	case reason == "content_filter":
 		return &llm.APIError{Provider: p.Provider, Type: "content_filter", Code: "content_filter",
 			Message: "the response was stopped by the provider's content filter", MidStream: true}

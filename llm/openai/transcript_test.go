@@ -62,9 +62,9 @@ var transcripts = []struct {
 
 func provider(api, base string) llm.Provider {
 	if api == "responses" {
-		return &Responses{BaseURL: base, APIKey: testKey}
+		return &Responses{ClientOptions: llm.ClientOptions{BaseURL: base, APIKey: testKey}}
 	}
-	return &Completions{BaseURL: base, APIKey: testKey}
+	return &Completions{ClientOptions: llm.ClientOptions{BaseURL: base, APIKey: testKey}}
 }
 
 func TestTranscripts(t *testing.T) {

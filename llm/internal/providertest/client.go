@@ -15,11 +15,15 @@ import (
 // methods are whole tests: a client's test file calls each from a Test
 // function of the same name.
 type Client struct {
-	// Name starts the client's own errors ("anthropic").
+	// Name is the client's default provider name, which starts its
+	// errors ("anthropic", "google").
 	Name string
-	// New makes the client for a fake server's URL, with the request
-	// timeout and the idle timeout given.
-	New func(url string, timeout, idle time.Duration) llm.Provider
+	// New makes the client of o, whose BaseURL is a fake server's URL
+	// (the client adds the API version its base URLs need).
+	New func(o llm.ClientOptions) llm.Provider
+	// Key is the client's test key, which the tests expect to be
+	// redacted.
+	Key string
 	// Model is the model the tests ask.
 	Model llm.Model
 	// Wire is how the API answers.
@@ -36,7 +40,12 @@ func Ask(m llm.Model, text string) *llm.Request {
 	return &llm.Request{Model: m, Messages: []llm.Message{{Role: llm.User, Content: []llm.Content{llm.Text(text)}}}, Attempt: 1}
 }
 
-func (c *Client) client(url string) llm.Provider { return c.New(url, 5*time.Second, 5*time.Second) }
+func (c *Client) client(url string) llm.Provider { return c.with(url, 5*time.Second, 5*time.Second) }
+
+// with is the client for url with the request and idle timeouts given.
+func (c *Client) with(url string, timeout, idle time.Duration) llm.Provider {
+	return c.New(llm.ClientOptions{BaseURL: url, APIKey: c.Key, Timeout: timeout, IdleTimeout: idle})
+}
 
 // Reply streams one call from a server that answers with body, and returns
 // what Run does.

@@ -17,7 +17,7 @@ import (
 // Fake points a new client at an llmtest server playing script.
 func (c *Client) Fake(t *testing.T, script ...llmtest.Step) (llm.Provider, *llmtest.Server) {
 	srv := llmtest.NewServer(t, script...)
-	return c.New(srv.URL, 5*time.Second, 200*time.Millisecond), srv
+	return c.with(srv.URL, 5*time.Second, 200*time.Millisecond), srv
 }
 
 // FakeReply plays an answer with thinking, text and two tool calls, one of

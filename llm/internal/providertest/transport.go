@@ -34,7 +34,7 @@ func (c *Client) ResetBeforeHeaders(t *testing.T) {
 	if st != nil || err == nil {
 		t.Fatalf("stream %v err %v", st, err)
 	}
-	if !strings.HasPrefix(err.Error(), c.Name+": request: ") {
+	if !strings.HasPrefix(err.Error(), c.Name+": send request: ") {
 		t.Errorf("error %q", err)
 	}
 	if v := llm.Classify(err); v.Class != retry.Transient {
@@ -47,7 +47,7 @@ func (c *Client) ResetBeforeHeaders(t *testing.T) {
 func (c *Client) FirstByteTimeout(t *testing.T) {
 	s := NewServer(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	start := time.Now()
-	_, err := c.New(s.URL, 50*time.Millisecond, 5*time.Second).Stream(t.Context(), Ask(c.Model, "hi"))
+	_, err := c.with(s.URL, 50*time.Millisecond, 5*time.Second).Stream(t.Context(), Ask(c.Model, "hi"))
 	if !errors.Is(err, wire.ErrFirstByteTimeout) || time.Since(start) > 2*time.Second {
 		t.Fatalf("err %v after %v, want the first-byte timeout", err, time.Since(start))
 	}
@@ -95,7 +95,7 @@ func (c *Client) Stall(t *testing.T) {
 		<-r.Context().Done() // stall until the client goes away
 	})
 	start := time.Now()
-	m, err, _ := Run(t, c.New(s.URL, 5*time.Second, 50*time.Millisecond), Ask(c.Model, "hi"))
+	m, err, _ := Run(t, c.with(s.URL, 5*time.Second, 50*time.Millisecond), Ask(c.Model, "hi"))
 	if !errors.Is(err, llm.ErrIdleTimeout) || m.StopReason != llm.Error {
 		t.Fatalf("stop %q err %v", m.StopReason, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/llm"
 )
 
@@ -28,9 +29,9 @@ type errorObject struct {
 }
 
 // APIError builds the error for a failed response or an error event. keys
-// are redacted from the body and message.
+// are redacted (internal/redact) from the body and message.
 func APIError(provider string, status int, h http.Header, body []byte, keys ...string) *llm.APIError {
-	text := Redact(string(body), keys...)
+	text := redact.Secrets(string(body), keys...)
 	e := &llm.APIError{Provider: provider, StatusCode: status, Header: h, Body: text}
 	e.Type, e.Code, e.Message = ParseError([]byte(text))
 	if e.Message == "" && status == 0 {

@@ -1,34 +1,71 @@
 package wire
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
+	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
 )
 
-// Call is one streaming request, resolved from a client's settings and the
-// request's model: all that Stream needs besides the body. The clients
-// differ in their endpoints, headers and error wording, and agree on the
-// rest, which Stream does.
+// Call is one streaming request, resolved from a client's options and the
+// request's model: all that Stream needs besides the body, and the one
+// wording of the client's errors. The clients differ in their endpoints,
+// headers and parsers, and agree on the rest, which Call does.
 type Call struct {
-	Config Config
-	URL    string
+	Options llm.ClientOptions
+	// Base is the API root without a trailing "/"; the client makes URL
+	// of it.
+	Base, URL string
+	// Header is what the request sends: a copy of Options.Header, which
+	// the client adds its key and version headers to.
 	Header http.Header
-	// API and Provider go into the assistant message; Provider also names
-	// the provider in its errors.
+	// API and Provider go into the assistant message; Provider also starts
+	// every error.
 	API, Provider string
 	// Keys are the secrets to redact from anything the server sends back.
 	Keys []string
-	// APIError makes the error of a non-2xx response. Nil means
-	// APIError(Provider, status, h, body, Keys...).
-	APIError func(status int, h http.Header, body []byte) error
-	// RequestError wraps a failure before the response headers arrived (a
-	// refused connection, a first-byte timeout) in the client's words. It
-	// must wrap with %w: the retry classifier looks at the Go type.
-	RequestError func(error) error
+}
+
+// credentialHeaders are the request headers that carry a key in one API
+// or another; a key a caller puts in one is as secret as APIKey.
+var credentialHeaders = []string{"Authorization", "Api-Key", "X-Api-Key", "X-Goog-Api-Key"}
+
+// NewCall resolves o for a request to model m of the given API: the base
+// URL and the provider name are o's, else the model's, else the client's
+// defaults.
+func NewCall(o *llm.ClientOptions, m *llm.Model, api, defaultBase, defaultProvider string) *Call {
+	c := &Call{
+		Options:  *o,
+		Base:     strings.TrimRight(FirstOf(o.BaseURL, m.BaseURL, defaultBase), "/"),
+		Header:   make(http.Header, len(o.Header)+3),
+		API:      api,
+		Provider: FirstOf(o.Provider, m.Provider, defaultProvider),
+	}
+	for k, v := range o.Header {
+		c.Header[k] = append([]string(nil), v...)
+	}
+	for _, name := range credentialHeaders {
+		for _, v := range o.Header.Values(name) {
+			c.Keys = append(c.Keys, v, strings.TrimSpace(strings.TrimPrefix(v, "Bearer ")))
+		}
+	}
+	if o.APIKey != "" {
+		c.Keys = append(c.Keys, o.APIKey)
+	}
+	return c
+}
+
+// SetKey sends the API key in header name, when there is one.
+func (c *Call) SetKey(name, value string) {
+	if c.Options.APIKey != "" {
+		c.Header.Set(name, value)
+	}
 }
 
 // Parse makes the fill function (see llm.NewStream) that reads the events
@@ -37,40 +74,79 @@ type Parse func(dec *sse.Decoder, model *llm.Model) func(*llm.Builder) error
 
 // Stream sends body and, once the response headers are in, returns the
 // stream of the assistant message that parse reads from the response. A
-// non-2xx response is returned as APIError's error, any other failure to
-// get the headers as RequestError's; a failure after that is the stream's
-// error event.
+// non-2xx response is returned as an *llm.APIError, any other failure to
+// get the headers as "<provider>: send request: …"; a failure after that
+// is the stream's error event.
 func (c *Call) Stream(ctx context.Context, req *llm.Request, body any, parse Parse) (*llm.Stream, error) {
 	// Keys are kept out of everything that comes back: the body, the
 	// response headers (a proxy may echo them) and the URL a transport
 	// error quotes.
-	apiErr := c.APIError
-	if apiErr == nil {
-		apiErr = func(status int, h http.Header, b []byte) error {
-			return APIError(c.Provider, status, RedactHeader(h, c.Keys...), b, c.Keys...)
-		}
+	apiErr := func(status int, h http.Header, b []byte) error {
+		return APIError(c.Provider, status, redact.Header(h, c.Keys...), b, c.Keys...)
 	}
-	resp, err := Post(ctx, c.Config, c.URL, c.Header, body, req.Attempt, apiErr)
+	resp, err := Post(ctx, &c.Options, c.URL, c.Header, body, req.Attempt, apiErr)
 	if err != nil {
 		if _, ok := llm.AsAPIError(err); ok {
 			return nil, err
 		}
-		return nil, c.RequestError(RedactURLError(err, c.Keys...))
+		// %w: the retry classifier looks at the Go type.
+		return nil, c.Errorf("send request: %w", redact.URLError(err, c.Keys...))
 	}
 	// The parser prices usage with its own copy of the model, so a caller
 	// that reuses req while the stream runs cannot change it.
 	model := req.Model
 	msg := llm.Message{Role: llm.Assistant, API: c.API, Provider: c.Provider, Model: model.ID, Timestamp: llm.Now()}
-	return llm.NewStream(msg, parse(sse.NewDecoder(resp.Body), &model), resp.Close), nil
+	dec := sse.NewDecoder(resp.Body)
+	dec.MaxEvent = c.Options.MaxEventBytes
+	return llm.NewStream(msg, parse(dec, &model), resp.Close), nil
+}
+
+// Errorf is the client's error: the provider's name, then the message. A
+// %w verb wraps as in fmt.Errorf. Text from the server must go through
+// Redact first.
+func (c *Call) Errorf(format string, args ...any) error {
+	return fmt.Errorf(c.Provider+": "+format, args...)
+}
+
+// ReadError wraps a failed read of the stream body (a reset, an idle
+// timeout, an event over the cap).
+func (c *Call) ReadError(err error) error { return c.Errorf("read stream: %w", err) }
+
+// quoteLimit is how much of a malformed event an error quotes.
+const quoteLimit = 80
+
+// DecodeError reports an event (what: "chunk", "message_delta event") that
+// is not the JSON it should be, quoting its start, redacted, so a user can
+// see what the server sent.
+func (c *Call) DecodeError(what string, err error, data []byte) error {
+	q := data[:min(len(data), quoteLimit)]
+	return c.Errorf("decode %s: %w: %q", what, err, c.Redact(string(q)))
+}
+
+// Malformed reports an event (what, as for DecodeError) of data that is
+// not the JSON it should be, read from dec. When it is the last thing in
+// the body, the body was cut mid-event: that is a truncated stream, which
+// a retry fixes, not a broken one, and Malformed returns io.EOF for the
+// parser to report as such.
+func (c *Call) Malformed(dec *sse.Decoder, what string, err error, data []byte) error {
+	quote := bytes.Clone(data[:min(len(data), quoteLimit)]) // data is dec's, until Next
+	if _, next := dec.Next(); next == io.EOF {
+		return io.EOF
+	}
+	return c.DecodeError(what, err, quote)
 }
 
 // StreamError is the error for an error event inside a 200 stream, with
 // data as its body.
-func StreamError(provider string, data []byte, keys ...string) *llm.APIError {
-	e := APIError(provider, 0, nil, data, keys...)
+func (c *Call) StreamError(data []byte) *llm.APIError {
+	e := APIError(c.Provider, 0, nil, data, c.Keys...)
 	e.MidStream = true
 	return e
 }
+
+// Redact removes the keys, and anything shaped like a key, from text the
+// server sent.
+func (c *Call) Redact(text string) string { return redact.Secrets(text, c.Keys...) }
 
 // FirstOf returns the first of s that is not empty: a client's setting,
 // then the model's, then the default.
@@ -81,30 +157,4 @@ func FirstOf(s ...string) string {
 		}
 	}
 	return ""
-}
-
-// KeyHeader returns a copy of h, which the request may add to, with key
-// set as the header name when there is a key.
-func KeyHeader(h http.Header, name, key string) http.Header {
-	out := make(http.Header, len(h)+2)
-	for k, v := range h {
-		out[k] = v
-	}
-	if key != "" {
-		out.Set(name, key)
-	}
-	return out
-}
-
-// Secrets are the values to redact from error bodies: the key, and any
-// credential a caller put in h under one of names, with or without its
-// "Bearer " prefix.
-func Secrets(key string, h http.Header, names ...string) []string {
-	keys := []string{key}
-	for _, name := range names {
-		for _, v := range h.Values(name) {
-			keys = append(keys, v, strings.TrimPrefix(v, "Bearer "))
-		}
-	}
-	return keys
 }

@@ -1,8 +1,10 @@
 // Package wire is what the provider clients share, so that each keeps only
 // what its API makes different: the HTTP plumbing (a POST bounded by a
 // first-byte timeout, a body that fails when the stream goes idle, error
-// bodies read into *llm.APIError, key redaction), the start of a stream
-// (Call), the decoding of its events' JSON (JSONDecoder), and the repair
+// bodies read into *llm.APIError), the resolution of a client's
+// llm.ClientOptions and its one error wording (Call: every error starts
+// with the provider's name, and anything from the server goes through
+// internal/redact), the start of a stream, the decoding of its events' JSON (JSONDecoder), and the repair
 // of the conversation every request sends (Repair). There is deliberately
 // no http.Client.Timeout: it would kill long streams.
 package wire
@@ -21,30 +23,24 @@ import (
 	"github.com/rally-agent/rally/llm"
 )
 
-// Defaults for Config's zero values.
-const (
-	DefaultTimeout     = 60 * time.Second
-	DefaultIdleTimeout = 120 * time.Second
-)
-
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 1 << 20
 
-// Config is what every client takes from its provider settings.
-type Config struct {
-	// HTTP is the client to use; nil means a client with no timeout over
-	// http.DefaultTransport.
-	HTTP *http.Client
-	// Timeout bounds connecting and waiting for the response headers.
-	// Zero means DefaultTimeout.
-	Timeout time.Duration
-	// IdleTimeout ends a stream that sends no bytes for this long, with a
-	// transient error. Zero means DefaultIdleTimeout.
-	IdleTimeout time.Duration
+// timeouts are o's first-byte and idle timeouts, their zero values
+// replaced by llm's defaults.
+func timeouts(o *llm.ClientOptions) (first, idle time.Duration) {
+	first, idle = o.Timeout, o.IdleTimeout
+	if first <= 0 {
+		first = llm.DefaultTimeout
+	}
+	if idle <= 0 {
+		idle = llm.DefaultIdleTimeout
+	}
+	return first, idle
 }
 
 // ErrFirstByteTimeout is wrapped by the error of a request whose response
-// headers did not arrive within Config.Timeout. It is a timeout, so the
+// headers did not arrive within ClientOptions.Timeout. It is a timeout, so the
 // retry policy calls it transient.
 var ErrFirstByteTimeout error = timeoutError("no response headers within the request timeout")
 
@@ -71,7 +67,7 @@ func (r *Response) Close() error {
 // Post sends body as JSON to url and waits for the response headers. A
 // non-2xx response is read, closed and returned as an error made by
 // apiErr. The request carries x-rally-attempt when attempt > 0.
-func Post(ctx context.Context, c Config, url string, header http.Header, body any, attempt int, apiErr func(status int, h http.Header, body []byte) error) (*Response, error) {
+func Post(ctx context.Context, o *llm.ClientOptions, url string, header http.Header, body any, attempt int, apiErr func(status int, h http.Header, body []byte) error) (*Response, error) {
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
@@ -90,12 +86,9 @@ func Post(ctx context.Context, c Config, url string, header http.Header, body an
 	if attempt > 0 {
 		req.Header.Set("x-rally-attempt", strconv.Itoa(attempt))
 	}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
+	timeout, idle := timeouts(o)
 	firstByte := time.AfterFunc(timeout, func() { cancel(ErrFirstByteTimeout) })
-	client := c.HTTP
+	client := o.HTTP
 	if client == nil {
 		client = &http.Client{}
 	}
@@ -114,10 +107,6 @@ func Post(ctx context.Context, c Config, url string, header http.Header, body an
 		resp.Body.Close()
 		cancel(nil)
 		return nil, apiErr(resp.StatusCode, resp.Header, b)
-	}
-	idle := c.IdleTimeout
-	if idle <= 0 {
-		idle = DefaultIdleTimeout
 	}
 	resp.Body = newIdleBody(ctx, resp.Body, idle, cancel)
 	return &Response{Response: resp, cancel: cancel}, nil

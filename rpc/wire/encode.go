@@ -1,0 +1,431 @@
+// Package wire is the JSON form of session events: the lines of rally's
+// RPC and JSON output modes, shaped as the pi coding agent's RPC protocol
+// writes them (DESIGN §6.2, §6.3). AppendEvent writes one event line and
+// DecodeEvent reads one back; the RPC server and client, the JSON output
+// mode and hooks all use these two, so the wire shape exists once.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/tool"
+)
+
+// The wire encoder. Events are the hot path of every JSON output (RPC mode
+// writes one line per streamed delta, and message_update carries the whole
+// partial message, twice, as the reference protocol does), so they are
+// appended by hand instead of through reflection. Keys are written in
+// sorted order, as json.Marshal of a map would, so the bytes are what the
+// earlier map-based encoder produced. Strings are escaped as
+// encoding/json does except that <, > and & are left alone (as JavaScript's
+// JSON.stringify leaves them); U+2028 and U+2029 stay escaped so that line
+// readers that split on them cannot break a line.
+
+// AppendEvent appends the event's wire form (one JSON object, no newline)
+// to b and returns the extended buffer.
+func AppendEvent(b []byte, e session.Event) []byte {
+	b = append(b, '{')
+	switch e.Type {
+	case session.MessageStart, session.MessageEnd, session.MessageDiscarded:
+		b = append(b, `"message":`...)
+		b = appendMessage(b, e.Message)
+	case session.MessageUpdate:
+		b = append(b, `"assistantMessageEvent":`...)
+		var ps, pe int
+		b, ps, pe = appendStreamEvent(b, e.Assistant)
+		b = append(b, `,"message":`...)
+		if ps < pe && e.Assistant.Partial == e.Message {
+			// The partial is the message: copy its bytes instead of
+			// encoding the growing message a second time.
+			b = append(b, b[ps:pe]...)
+		} else {
+			b = appendMessage(b, e.Message)
+		}
+	case session.AgentEnd:
+		b = append(b, `"messages":`...)
+		b = appendMessages(b, e.Messages)
+		b = append(b, `,"type":`...)
+		b = appendString(b, string(e.Type))
+		b = append(b, `,"willRetry":`...)
+		b = strconv.AppendBool(b, e.WillRetry)
+		return append(b, '}')
+	case session.TurnEnd:
+		b = append(b, `"message":`...)
+		b = appendMessage(b, e.Message)
+		b = append(b, `,"toolResults":`...)
+		b = appendMessages(b, e.ToolResults)
+	case session.ToolExecutionStart, session.ToolExecutionUpdate:
+		b = append(b, `"args":`...)
+		b = appendRaw(b, e.Args, "{}")
+		if e.Type == session.ToolExecutionUpdate {
+			b = append(b, `,"partialResult":`...)
+			b = appendResult(b, e.Result)
+		}
+		b = appendToolIDs(b, e)
+	case session.ToolExecutionEnd:
+		b = append(b, `"isError":`...)
+		b = strconv.AppendBool(b, e.IsError)
+		b = append(b, `,"result":`...)
+		b = appendResult(b, e.Result)
+		b = appendToolIDs(b, e)
+	case session.AutoRetryStart:
+		b = append(b, `"attempt":`...)
+		b = strconv.AppendInt(b, int64(e.Attempt), 10)
+		b = append(b, `,"delayMs":`...)
+		b = strconv.AppendInt(b, e.DelayMs, 10)
+		b = append(b, `,"errorClass":`...)
+		b = appendString(b, e.ErrorClass.String())
+		b = append(b, `,"errorMessage":`...)
+		b = appendString(b, e.ErrorMessage)
+		b = append(b, `,"maxAttempts":`...)
+		b = strconv.AppendInt(b, int64(e.MaxAttempts), 10)
+		if e.SwitchedTo != "" {
+			b = append(b, `,"switchedTo":`...)
+			b = appendString(b, e.SwitchedTo)
+		}
+	case session.AutoRetryEnd:
+		b = append(b, `"attempt":`...)
+		b = strconv.AppendInt(b, int64(e.Attempt), 10)
+		if !e.Success {
+			b = append(b, `,"finalError":`...)
+			b = appendString(b, e.FinalError)
+		}
+		b = append(b, `,"success":`...)
+		b = strconv.AppendBool(b, e.Success)
+	case session.CompactionStart:
+		b = append(b, `"reason":`...)
+		b = appendString(b, string(e.Reason))
+	case session.CompactionEnd:
+		b = append(b, `"aborted":`...)
+		b = strconv.AppendBool(b, e.Aborted)
+		if e.ErrorMessage != "" {
+			b = append(b, `,"errorMessage":`...)
+			b = appendString(b, e.ErrorMessage)
+		}
+		b = append(b, `,"reason":`...)
+		b = appendString(b, string(e.Reason))
+		b = append(b, `,"result":`...)
+		b = appendCompaction(b, e.Compaction)
+		b = append(b, `,"type":`...)
+		b = appendString(b, string(e.Type))
+		b = append(b, `,"willRetry":`...)
+		b = strconv.AppendBool(b, e.WillRetry)
+		return append(b, '}')
+	default:
+		b = append(b, `"type":`...)
+		b = appendString(b, string(e.Type))
+		return append(b, '}')
+	}
+	b = append(b, `,"type":`...)
+	b = appendString(b, string(e.Type))
+	return append(b, '}')
+}
+
+func appendToolIDs(b []byte, e session.Event) []byte {
+	b = append(b, `,"toolCallId":`...)
+	b = appendString(b, e.ToolCallID)
+	b = append(b, `,"toolName":`...)
+	return appendString(b, e.ToolName)
+}
+
+func appendResult(b []byte, r *tool.Result) []byte {
+	if r == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"content":`...)
+	b = appendContents(b, r.Content)
+	b = append(b, `,"isError":`...)
+	b = strconv.AppendBool(b, r.IsError)
+	return append(b, '}')
+}
+
+// appendCompaction writes a compaction result in the shape of the
+// reference protocol's CompactionResult.
+func appendCompaction(b []byte, r *session.CompactionResult) []byte {
+	if r == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"summary":`...)
+	b = appendString(b, r.Summary)
+	b = append(b, `,"firstKeptEntryId":`...)
+	b = appendString(b, r.FirstKeptEntryID)
+	b = append(b, `,"tokensBefore":`...)
+	b = strconv.AppendInt(b, int64(r.TokensBefore), 10)
+	return append(b, '}')
+}
+
+// appendStreamEvent writes an llm.Event as json.Marshal would; ps:pe are
+// the bytes of its partial message (empty when it has none).
+func appendStreamEvent(b []byte, e *llm.Event) (out []byte, ps, pe int) {
+	if e == nil {
+		return append(b, "null"...), 0, 0
+	}
+	b = append(b, `{"type":`...)
+	b = appendString(b, string(e.Type))
+	b = append(b, `,"contentIndex":`...)
+	b = strconv.AppendInt(b, int64(e.ContentIndex), 10)
+	if e.Delta != "" {
+		b = append(b, `,"delta":`...)
+		b = appendString(b, e.Delta)
+	}
+	if e.Content != "" {
+		b = append(b, `,"content":`...)
+		b = appendString(b, e.Content)
+	}
+	if e.ToolCall != nil {
+		b = append(b, `,"toolCall":`...)
+		b = appendContent(b, e.ToolCall)
+	}
+	if e.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = appendString(b, string(e.Reason))
+	}
+	if e.Partial != nil {
+		b = append(b, `,"partial":`...)
+		ps = len(b)
+		b = appendMessage(b, e.Partial)
+		pe = len(b)
+	}
+	return append(b, '}'), ps, pe
+}
+
+func appendMessages(b []byte, ms []llm.Message) []byte {
+	b = append(b, '[')
+	for i := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendMessage(b, &ms[i])
+	}
+	return append(b, ']')
+}
+
+// appendMessage writes a message exactly as llm.Message.MarshalJSON does.
+func appendMessage(b []byte, m *llm.Message) []byte {
+	if m == nil {
+		return append(b, "null"...)
+	}
+	b = append(b, `{"role":`...)
+	b = appendString(b, string(m.Role))
+	b = append(b, `,"content":`...)
+	b = appendContents(b, m.Content)
+	b = optString(b, `,"api":`, m.API)
+	b = optString(b, `,"provider":`, m.Provider)
+	b = optString(b, `,"model":`, m.Model)
+	if u := m.Usage; u != nil {
+		b = append(b, `,"usage":{"input":`...)
+		b = strconv.AppendInt(b, int64(u.Input), 10)
+		b = append(b, `,"output":`...)
+		b = strconv.AppendInt(b, int64(u.Output), 10)
+		b = append(b, `,"cacheRead":`...)
+		b = strconv.AppendInt(b, int64(u.CacheRead), 10)
+		b = append(b, `,"cacheWrite":`...)
+		b = strconv.AppendInt(b, int64(u.CacheWrite), 10)
+		b = append(b, `,"totalTokens":`...)
+		b = strconv.AppendInt(b, int64(u.TotalTokens), 10)
+		b = append(b, `,"cost":{"input":`...)
+		b = appendFloat(b, u.Cost.Input)
+		b = append(b, `,"output":`...)
+		b = appendFloat(b, u.Cost.Output)
+		b = append(b, `,"cacheRead":`...)
+		b = appendFloat(b, u.Cost.CacheRead)
+		b = append(b, `,"cacheWrite":`...)
+		b = appendFloat(b, u.Cost.CacheWrite)
+		b = append(b, `,"total":`...)
+		b = appendFloat(b, u.Cost.Total)
+		b = append(b, "}}"...)
+	}
+	b = optString(b, `,"stopReason":`, string(m.StopReason))
+	b = optString(b, `,"errorMessage":`, m.ErrorMessage)
+	b = optString(b, `,"toolCallId":`, m.ToolCallID)
+	b = optString(b, `,"toolName":`, m.ToolName)
+	if m.IsError && m.Role != llm.ToolResult {
+		b = append(b, `,"isError":true`...)
+	}
+	b = append(b, `,"timestamp":`...)
+	b = strconv.AppendInt(b, m.Timestamp, 10)
+	if m.Role == llm.ToolResult {
+		// llm.Message.MarshalJSON writes a tool result's isError always,
+		// after the other fields.
+		b = append(b, `,"isError":`...)
+		b = strconv.AppendBool(b, m.IsError)
+	}
+	return append(b, '}')
+}
+
+func appendContents(b []byte, cs []llm.Content) []byte {
+	b = append(b, '[')
+	for i := range cs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendContent(b, &cs[i])
+	}
+	return append(b, ']')
+}
+
+func appendContent(b []byte, c *llm.Content) []byte {
+	b = append(b, `{"type":`...)
+	b = appendString(b, c.Type)
+	b = optString(b, `,"text":`, c.Text)
+	b = optString(b, `,"thinking":`, c.Thinking)
+	b = optString(b, `,"thinkingSignature":`, c.ThinkingSignature)
+	b = optString(b, `,"data":`, c.Data)
+	b = optString(b, `,"mimeType":`, c.MimeType)
+	b = optString(b, `,"id":`, c.ID)
+	b = optString(b, `,"name":`, c.Name)
+	if len(c.Arguments) > 0 {
+		b = append(b, `,"arguments":`...)
+		b = appendRaw(b, c.Arguments, "{}")
+	}
+	b = optString(b, `,"thoughtSignature":`, c.ThoughtSignature)
+	return append(b, '}')
+}
+
+func optString(b []byte, key, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = append(b, key...)
+	return appendString(b, s)
+}
+
+// appendRaw writes raw JSON (tool arguments), or def for an empty or
+// invalid value, so that one bad value can never break a line.
+func appendRaw(b []byte, raw json.RawMessage, def string) []byte {
+	if len(raw) == 0 || !json.Valid(raw) {
+		return append(b, def...)
+	}
+	// Compact keeps the line one line even if the raw value had newlines.
+	n := len(b)
+	if hasSpace(raw) {
+		if out, err := compact(b, raw); err == nil {
+			return out
+		}
+		b = b[:n]
+	}
+	return append(b, raw...)
+}
+
+func hasSpace(raw []byte) bool {
+	for _, c := range raw {
+		if c == '\n' || c == '\r' {
+			return true
+		}
+	}
+	return false
+}
+
+func compact(b, raw []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	err := json.Compact(buf, raw)
+	return buf.Bytes(), err
+}
+
+// appendFloat formats like encoding/json: shortest representation,
+// exponent form only for very small or very large magnitudes.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return append(b, '0') // not representable in JSON
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// 1e-07 → 1e-7, as encoding/json writes it.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+const hex = "0123456789abcdef"
+
+// appendString writes s as a JSON string. Runs of plain ASCII are found
+// eight bytes at a time: streamed text is mostly such runs, and this is
+// where the time of a long message goes.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	i := 0
+	for i < len(s) {
+		for i+8 <= len(s) && plain8(s[i:i+8]) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// plain8 reports whether the 8 bytes of s are ASCII that needs no escape:
+// no byte ≥ 0x80, < 0x20, '"' or '\\'.
+func plain8(s string) bool {
+	const (
+		lo   = 0x0101010101010101
+		hi   = 0x8080808080808080
+		dq   = 0x2222222222222222
+		bs   = 0x5C5C5C5C5C5C5C5C
+		ctrl = 0x2020202020202020
+	)
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	zero := func(v uint64) uint64 { return (v - lo) &^ v & hi }
+	return (w&hi)|((w-ctrl)&^w&hi)|zero(w^dq)|zero(w^bs) == 0
+}

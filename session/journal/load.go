@@ -1,0 +1,479 @@
+package journal
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+)
+
+// Loaded is what a session file holds.
+type Loaded struct {
+	ID, Cwd, Name string
+	// Messages is the context to send to the model when resuming: the
+	// message entries in order, except retried ones, and after the latest
+	// compaction only a user message carrying its summary followed by the
+	// entries from its first kept entry on. Like pi, it follows the
+	// parentId chain from the last entry, so abandoned branches of a
+	// session written by pi are left out; pi's own message kinds (custom,
+	// bashExecution, summaries) become the user messages pi would send.
+	Messages []llm.Message
+	// IDs holds the entry id of each message of Messages ("" for the
+	// summary a compaction stands for), so a later compaction can name its
+	// first kept entry.
+	IDs []string
+	// Entries is every entry read, in file order, for transcripts.
+	Entries []Entry
+	// Warnings say what was skipped or repaired. Loading never fails on a
+	// bad entry, only on a missing or unreadable header.
+	Warnings []string
+	// LastProvider and LastModel are those of the latest model_change on
+	// the context's chain, if any.
+	LastProvider, LastModel string
+}
+
+// Entry is one line of a session file after the header.
+type Entry struct {
+	Type      string
+	ID        string
+	ParentID  string // "" for a root
+	Timestamp time.Time
+	// Message is set for "message" entries, as decoded: pi's own roles
+	// (custom, bashExecution…) keep their role here; Raw has their fields.
+	Message *llm.Message
+	Retried bool
+	// Line is the entry's line number in the file, 1-based.
+	Line int
+	// Raw is the line as written.
+	Raw json.RawMessage
+}
+
+// knownEntryType reports whether t is an entry type of pi's version 3.
+func knownEntryType(t string) bool {
+	switch t {
+	case "message", "model_change", "thinking_level_change", "compaction",
+		"branch_summary", "custom", "custom_message", "label", "session_info":
+		return true
+	}
+	return false
+}
+
+// Pi's wording for summaries handed to the model as user messages
+// (messages.ts, COMPACTION_SUMMARY_* and BRANCH_SUMMARY_*).
+const (
+	compactionPrefix = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+	compactionSuffix = "\n</summary>"
+	branchPrefix     = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+	branchSuffix     = "</summary>"
+)
+
+// SummaryText is the user message that a compaction summary stands in for
+// in the model's context, worded as pi words it, so that either tool
+// resumes the other's sessions.
+func SummaryText(summary string) string { return compactionPrefix + summary + compactionSuffix }
+
+// entryFields are the fields of every entry type that loading needs.
+type entryFields struct {
+	Type      string          `json:"type"`
+	ID        string          `json:"id"`
+	ParentID  *string         `json:"parentId"`
+	Timestamp string          `json:"timestamp"`
+	Message   json.RawMessage `json:"message"`
+	Retried   bool            `json:"retried"`
+	// compaction, branch_summary
+	Summary             string   `json:"summary"`
+	FirstKeptEntryID    string   `json:"firstKeptEntryId"`
+	FirstKeptEntryIndex *float64 `json:"firstKeptEntryIndex"` // version 1
+	// model_change
+	Provider string `json:"provider"`
+	ModelID  string `json:"modelId"`
+	// session_info
+	Name string `json:"name"`
+	// custom_message
+	Content json.RawMessage `json:"content"`
+}
+
+// readResult is what readJournal found, for Open to continue from.
+type readResult struct {
+	loaded *Loaded
+	leaf   string
+	ids    map[string]struct{}
+	torn   bool
+}
+
+// journalReader holds the state of one read.
+type journalReader struct {
+	ld      *Loaded
+	fields  []entryFields // beside ld.Entries, what the context needs
+	legacy  bool          // version 1: entries have no ids
+	skipped bool          // a corrupt line was skipped
+}
+
+func (r *journalReader) warn(line int, format string, args ...any) {
+	r.ld.Warnings = append(r.ld.Warnings, fmt.Sprintf("line %d: ", line)+fmt.Sprintf(format, args...))
+}
+
+// readJournal reads a whole session file from rd (named path in errors).
+func readJournal(rd io.Reader, path string) (*readResult, error) {
+	br := bufio.NewReaderSize(rd, 64<<10)
+	r := &journalReader{ld: &Loaded{}}
+	res := &readResult{loaded: r.ld, ids: map[string]struct{}{}}
+	var buf []byte
+	n, header := 0, false
+	for {
+		line, complete, err := readJournalLine(br, buf[:0])
+		buf = line
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("journal: read %s: %w", path, err)
+		}
+		if len(line) == 0 && !complete {
+			break // end of file
+		}
+		n++
+		if !complete {
+			// Only a crash, or a writer that ends without "\n", leaves a last
+			// line unterminated; our next append must start a new line.
+			res.torn = true
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if !header {
+			if err := r.header(n, line); err != nil {
+				return nil, fmt.Errorf("journal: open %s: line %d: %w", path, n, err)
+			}
+			header = true
+			continue
+		}
+		r.entry(n, line, complete, res.ids)
+	}
+	if !header {
+		return nil, fmt.Errorf("journal: open %s: line 1: no session header (empty file)", path)
+	}
+	if k := len(r.ld.Entries); k > 0 {
+		res.leaf = r.ld.Entries[k-1].ID
+	}
+	r.context()
+	return res, nil
+}
+
+// readJournalLine reads one line of any length into buf, without its "\n".
+// complete is false for a last line with no "\n" (and an empty one at EOF).
+func readJournalLine(br *bufio.Reader, buf []byte) (line []byte, complete bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		buf = append(buf, chunk...)
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == nil:
+			return buf[:len(buf)-1], true, nil
+		default:
+			return buf, false, err
+		}
+	}
+}
+
+func (r *journalReader) header(n int, line []byte) error {
+	var h struct {
+		Type    string          `json:"type"`
+		Version *int            `json:"version"`
+		ID      json.RawMessage `json:"id"`
+		Cwd     string          `json:"cwd"`
+	}
+	if err := json.Unmarshal(line, &h); err != nil {
+		return fmt.Errorf("no session header: %v", err)
+	}
+	if h.Type != "session" {
+		return fmt.Errorf("no session header: first entry has type %q, want \"session\"", h.Type)
+	}
+	var id string
+	if err := json.Unmarshal(h.ID, &id); err != nil || id == "" {
+		return errors.New("session header has no id")
+	}
+	r.ld.ID, r.ld.Cwd = id, h.Cwd
+	switch {
+	case h.Version == nil || *h.Version < 2:
+		r.legacy = true
+	case *h.Version > journalVersion:
+		r.warn(n, "format version %d is newer than %d; reading it as %d", *h.Version, journalVersion, journalVersion)
+	}
+	return nil
+}
+
+// entry decodes one entry line. A bad line is skipped with a warning.
+func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]struct{}) {
+	var f entryFields
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(line, &f); errors.As(err, &typeErr) {
+		// Valid JSON with an odd field (a fork's entry, say): the decoder
+		// filled the other fields, so keep what can be kept.
+		r.warn(n, "%v; rest of the entry kept", err)
+	} else if err != nil {
+		if !complete {
+			r.warn(n, "torn last line skipped (the writer stopped mid-line): %v", err)
+		} else {
+			r.warn(n, "corrupt entry skipped: %v", err)
+		}
+		r.skipped = true
+		return
+	}
+	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Line: n, Raw: bytes.Clone(line)}
+	if f.ParentID != nil {
+		e.ParentID = *f.ParentID
+	}
+	if t, err := time.Parse(time.RFC3339Nano, f.Timestamp); err == nil {
+		e.Timestamp = t
+	}
+	if r.legacy {
+		// Version 1 was a plain list: give each entry a stable id from its
+		// line and chain it to the one before, as pi's migration does.
+		if e.ID == "" {
+			e.ID = "v1-" + strconv.Itoa(n)
+		}
+		e.ParentID = ""
+		if k := len(r.ld.Entries); k > 0 {
+			e.ParentID = r.ld.Entries[k-1].ID
+		}
+		// firstKeptEntryIndex counted the header as entry 0.
+		if f.Type == "compaction" && f.FirstKeptEntryID == "" && f.FirstKeptEntryIndex != nil {
+			if i := int(*f.FirstKeptEntryIndex) - 1; i >= 0 && i < len(r.ld.Entries) {
+				f.FirstKeptEntryID = r.ld.Entries[i].ID
+			}
+		}
+	}
+	if e.ID == "" {
+		r.warn(n, "%q entry without an id skipped", f.Type)
+		r.skipped = true
+		return
+	}
+	switch {
+	case f.Type == "message":
+		var m llm.Message
+		if len(f.Message) == 0 || string(f.Message) == "null" {
+			r.warn(n, "message entry without a message skipped")
+			r.skipped = true
+			return
+		}
+		if err := json.Unmarshal(f.Message, &m); err != nil {
+			r.warn(n, "message entry skipped: %v", err)
+			r.skipped = true
+			return
+		}
+		if len(m.Content) == 0 {
+			m.Content = nil // as a message built without content
+		}
+		e.Message = &m
+	case !knownEntryType(f.Type):
+		// Kept in Entries: later entries may chain through it.
+		r.warn(n, "unknown entry type %q left out of the context", f.Type)
+	}
+	ids[e.ID] = struct{}{}
+	r.ld.Entries = append(r.ld.Entries, e)
+	r.fields = append(r.fields, f)
+}
+
+// context fills Messages, Name and the last model from the entries.
+func (r *journalReader) context() {
+	ld := r.ld
+	// The name is the latest non-empty one anywhere in the file, as pi's
+	// getSessionName reads it.
+	for i := range ld.Entries {
+		if ld.Entries[i].Type == "session_info" {
+			if name := strings.TrimSpace(r.fields[i].Name); name != "" {
+				ld.Name = name
+			}
+		}
+	}
+	path := r.chain()
+	comp := -1 // position in path of the latest compaction
+	for p, i := range path {
+		switch ld.Entries[i].Type {
+		case "compaction":
+			comp = p
+		case "model_change":
+			ld.LastProvider, ld.LastModel = r.fields[i].Provider, r.fields[i].ModelID
+		}
+	}
+	if comp < 0 {
+		for _, i := range path {
+			r.addContext(i)
+		}
+		return
+	}
+	ci := path[comp]
+	c := r.fields[ci]
+	r.push(llm.Message{
+		Role:      llm.User,
+		Content:   []llm.Content{llm.Text(SummaryText(c.Summary))},
+		Timestamp: unixMilli(ld.Entries[ci].Timestamp),
+	}, "")
+	kept := false
+	for _, i := range path[:comp] {
+		kept = kept || ld.Entries[i].ID == c.FirstKeptEntryID
+		if kept {
+			r.addContext(i)
+		}
+	}
+	if !kept && c.FirstKeptEntryID != "" {
+		r.warn(ld.Entries[ci].Line, "compaction keeps from entry %q, which is not before it; nothing before the compaction is kept", c.FirstKeptEntryID)
+	}
+	for _, i := range path[comp+1:] {
+		r.addContext(i)
+	}
+}
+
+// chain returns the indexes of the entries from the root to the last entry
+// along parentId, as pi rebuilds a context. When a parent is missing
+// (usually because its line was corrupt and skipped) the walk goes on with
+// the entry just above in the file, so one bad line does not cut off all
+// the history before it.
+func (r *journalReader) chain() []int {
+	es := r.ld.Entries
+	byID := make(map[string]int, len(es))
+	for i := range es {
+		byID[es[i].ID] = i
+	}
+	seen := make([]bool, len(es))
+	var path []int
+	for i := len(es) - 1; i >= 0 && !seen[i]; {
+		seen[i] = true
+		path = append(path, i)
+		p := es[i].ParentID
+		if p == "" {
+			break
+		}
+		if k, ok := byID[p]; ok {
+			i = k
+			continue
+		}
+		if !r.skipped {
+			r.warn(es[i].Line, "parent entry %q not found; continuing with the entry above", p)
+		}
+		i--
+	}
+	for a, b := 0, len(path)-1; a < b; a, b = a+1, b-1 {
+		path[a], path[b] = path[b], path[a]
+	}
+	return path
+}
+
+func (r *journalReader) push(m llm.Message, id string) {
+	r.ld.Messages = append(r.ld.Messages, m)
+	r.ld.IDs = append(r.ld.IDs, id)
+}
+
+// addContext appends what entry i contributes to the model's context.
+func (r *journalReader) addContext(i int) {
+	e, f := &r.ld.Entries[i], &r.fields[i]
+	switch e.Type {
+	case "message":
+		if e.Retried {
+			return
+		}
+		if m, ok := r.contextMessage(e, f); ok {
+			r.push(m, e.ID)
+		}
+	case "custom_message":
+		m := llm.Message{Role: llm.User, Timestamp: unixMilli(e.Timestamp)}
+		// Decoded as a user message's content: a string or a block list.
+		if len(f.Content) > 0 {
+			var u llm.Message
+			if err := json.Unmarshal(append(append([]byte(`{"content":`), f.Content...), '}'), &u); err != nil {
+				r.warn(e.Line, "custom_message content left out: %v", err)
+				return
+			}
+			m.Content = u.Content
+		}
+		r.push(m, e.ID)
+	case "branch_summary":
+		if f.Summary != "" {
+			r.push(llm.Message{
+				Role:      llm.User,
+				Content:   []llm.Content{llm.Text(branchPrefix + f.Summary + branchSuffix)},
+				Timestamp: unixMilli(e.Timestamp),
+			}, e.ID)
+		}
+	}
+}
+
+// contextMessage turns a message entry into what the model is sent, the
+// way pi's convertToLlm does for its own roles.
+func (r *journalReader) contextMessage(e *Entry, f *entryFields) (llm.Message, bool) {
+	m := *e.Message
+	switch m.Role {
+	case llm.User, llm.Assistant, llm.ToolResult:
+		return m, true
+	case "custom", "hookMessage": // hookMessage: the same, before version 3
+		return llm.Message{Role: llm.User, Content: m.Content, Timestamp: m.Timestamp}, true
+	case "compactionSummary", "branchSummary":
+		var s struct {
+			Summary string `json:"summary"`
+		}
+		json.Unmarshal(f.Message, &s)
+		text := SummaryText(s.Summary)
+		if m.Role == "branchSummary" {
+			text = branchPrefix + s.Summary + branchSuffix
+		}
+		return llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(text)}, Timestamp: m.Timestamp}, true
+	case "bashExecution":
+		var b struct {
+			Command            string   `json:"command"`
+			Output             string   `json:"output"`
+			ExitCode           *float64 `json:"exitCode"`
+			Cancelled          bool     `json:"cancelled"`
+			Truncated          bool     `json:"truncated"`
+			FullOutputPath     string   `json:"fullOutputPath"`
+			ExcludeFromContext bool     `json:"excludeFromContext"`
+		}
+		if err := json.Unmarshal(f.Message, &b); err != nil {
+			r.warn(e.Line, "bashExecution message left out: %v", err)
+			return m, false
+		}
+		if b.ExcludeFromContext {
+			return m, false
+		}
+		return llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(bashText(b.Command, b.Output, b.ExitCode, b.Cancelled, b.Truncated, b.FullOutputPath))}, Timestamp: m.Timestamp}, true
+	default:
+		r.warn(e.Line, "message role %q left out of the context", m.Role)
+		return m, false
+	}
+}
+
+// bashText renders a command the user ran in pi (its "!" prefix) the way
+// pi shows it to the model.
+func bashText(cmd, out string, exit *float64, cancelled, truncated bool, full string) string {
+	var sb strings.Builder
+	sb.WriteString("Ran `" + cmd + "`\n")
+	if out != "" {
+		sb.WriteString("```\n" + out + "\n```")
+	} else {
+		sb.WriteString("(no output)")
+	}
+	switch {
+	case cancelled:
+		sb.WriteString("\n\n(command cancelled)")
+	case exit != nil && *exit != 0:
+		sb.WriteString("\n\nCommand exited with code " + strconv.FormatFloat(*exit, 'f', -1, 64))
+	}
+	if truncated && full != "" {
+		sb.WriteString("\n\n[Output truncated. Full output: " + full + "]")
+	}
+	return sb.String()
+}
+
+// unixMilli is a message timestamp for an entry time; 0 when the entry had
+// none that parsed.
+func unixMilli(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
