@@ -19,34 +19,30 @@ import (
 func TestInterrupt(t *testing.T) {
 	tests := []struct {
 		name   string
-		mode   string
+		args   []string // before the fake LLM's flags
 		sig    syscall.Signal
 		code   int
 		stderr string
 	}{
-		{"ctrl-c in print mode", "text", syscall.SIGINT, 130, "rally: interrupted\n"},
-		{"ctrl-c in json mode", "json", syscall.SIGINT, 130, "rally: interrupted\n"},
-		{"sigterm", "text", syscall.SIGTERM, 143, "rally: terminated\n"},
+		{"ctrl-c in print mode", []string{"-p", "go"}, syscall.SIGINT, 130, "rally: interrupted\n"},
+		{"ctrl-c in json mode", []string{"--mode", "json", "-p", "go"}, syscall.SIGINT, 130, "rally: interrupted\n"},
+		{"sigterm", []string{"-p", "go"}, syscall.SIGTERM, 143, "rally: terminated\n"},
+		{"ctrl-c in rally compact", []string{"compact"}, syscall.SIGINT, 130, "rally: interrupted\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			isolate(t)
+			if tt.args[0] == "compact" {
+				// Something to compact: one exchange with sim.
+				if _, errOut, code := run(t, "", "-p", "hello"); code != 0 {
+					t.Fatalf("first prompt: exit %d: %s", code, errOut)
+				}
+			}
 			srv := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.Stall, After: 1, Text: "this answer never ends"})
-			cmd := exec.Command(os.Args[0], "--mode", tt.mode, "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m", "-p", "go")
-			cmd.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1")
+			cmd := exec.Command(os.Args[0], append(tt.args, "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m")...)
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			deadline := time.Now().Add(20 * time.Second)
-			for len(srv.Requests()) < 1 {
-				if time.Now().After(deadline) {
-					cmd.Process.Kill()
-					t.Fatal("rally never called the model")
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
+			startUntilCalls(t, cmd, srv, 1)
 			cmd.Process.Signal(tt.sig)
 			done := make(chan error, 1)
 			go func() { done <- cmd.Wait() }()
@@ -64,7 +60,7 @@ func TestInterrupt(t *testing.T) {
 			if got := stderr.String(); got != tt.stderr {
 				t.Errorf("stderr %q, want %q", got, tt.stderr)
 			}
-			if tt.mode == "json" && !strings.Contains(stdout.String(), `"type":"agent_start"`) {
+			if tt.args[0] == "--mode" && !strings.Contains(stdout.String(), `"type":"agent_start"`) {
 				t.Errorf("json mode stdout %q has no events", stdout.String())
 			}
 		})

@@ -12,8 +12,8 @@ import (
 )
 
 // constStrings returns the string constants of a Go file whose names
-// start with prefix (all of them for "").
-func constStrings(t *testing.T, path, prefix string) []string {
+// start with prefix and, when typ is not "", whose declared type is typ.
+func constStrings(t *testing.T, path, prefix, typ string) []string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
 	if err != nil {
@@ -27,6 +27,9 @@ func constStrings(t *testing.T, path, prefix string) []string {
 		}
 		for _, sp := range g.Specs {
 			vs := sp.(*ast.ValueSpec)
+			if id, _ := vs.Type.(*ast.Ident); typ != "" && (id == nil || id.Name != typ) {
+				continue
+			}
 			for i, n := range vs.Names {
 				if !strings.HasPrefix(n.Name, prefix) || i >= len(vs.Values) {
 					continue
@@ -42,7 +45,8 @@ func constStrings(t *testing.T, path, prefix string) []string {
 }
 
 // TestRPCDocs keeps docs/rpc.md complete: every command of package rpc and
-// every event type of package agent has a section with an example line
+// every event type of packages agent and session has a section with an
+// example line
 // (a command's response included), and every example line that is not cut
 // short with "…" is valid JSON.
 func TestRPCDocs(t *testing.T) {
@@ -75,8 +79,10 @@ func TestRPCDocs(t *testing.T) {
 	section := func(name string) bool {
 		return strings.Contains(doc, "\n### `"+name+"`") || strings.Contains(doc, "\n### `"+name+" ")
 	}
-	cmds := constStrings(t, "../../rpc/protocol.go", "Cmd")
-	events := constStrings(t, "../../agent/event.go", "")
+	cmds := constStrings(t, "../../rpc/protocol.go", "Cmd", "")
+	// session's own events; it re-exports agent's, whose values are
+	// conversions rather than literals.
+	events := append(constStrings(t, "../../agent/event.go", "", "EventType"), constStrings(t, "../../session/event.go", "", "EventType")...)
 	if len(cmds) < 16 || len(events) < 16 {
 		t.Fatalf("found %d commands and %d events in the sources", len(cmds), len(events))
 	}
