@@ -100,7 +100,7 @@ type Settings struct {
 	// HooksGraceMs may be 0: rally then kills running hooks as it exits.
 	HooksGraceMs      int   `json:"hooksGraceMs" jsonschema:"minimum=0,maximum=60000,default=1000" jsonschema_description:"At exit, how many milliseconds rally waits for hooks still running or queued before it kills them. 0 kills them at once."`
 	HooksMaxProcesses int   `json:"hooksMaxProcesses" jsonschema:"minimum=1,maximum=64,default=4" jsonschema_description:"Most hook processes running at once, over all hooks. Events a busy hook cannot take are dropped and the count logged."`
-	Fleet             Fleet `json:"fleet" jsonschema_description:"Sharing usage-limit marks, cooldowns, budgets and a circuit breaker across machines through Redis (DESIGN §13)."`
+	Fleet             Fleet `json:"fleet" jsonschema_description:"Sharing usage-limit marks, cooldowns, budgets and a circuit breaker across machines through Redis."`
 	Tools             Tools `json:"tools" jsonschema_description:"The built-in tools read, write, edit and bash: confirmation, environment and output caps."`
 }
 
