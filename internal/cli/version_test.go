@@ -34,3 +34,11 @@ func TestVersionOf(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkBuildVersion is what --version adds to every start: reading
+// the build info (the startup budget is BenchmarkVersion in cmd/rally).
+func BenchmarkBuildVersion(b *testing.B) {
+	for b.Loop() {
+		_ = buildVersion()
+	}
+}
