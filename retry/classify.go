@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Classify gives a failure its class, following DESIGN §2.2 in order:
+// Classify gives a failure its class, by these rules in order:
 // context overflow first, then an explicit x-should-retry header, then
 // structured fields (HTTP status, error type and code, Go transport error
 // types), then the text of the message, and Fatal for anything else.

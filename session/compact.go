@@ -134,7 +134,8 @@ func cutPoint(msgs []llm.Message, keep int) int {
 	return cut
 }
 
-// summaryPrompt asks for the structured summary of DESIGN §3.4's issue.
+// summaryPrompt asks for a structured summary: goal, decisions, files
+// touched, what is done, open tasks.
 const summaryPrompt = `You summarise a coding agent's conversation so that the work can continue from the summary alone. ` +
 	`Write these sections in Markdown: "## Goal" (what the user wants, in their words where possible), ` +
 	`"## Decisions" (what was decided and why), "## Files touched" (paths and what changed), ` +

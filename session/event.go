@@ -10,7 +10,7 @@ import (
 )
 
 // EventType names a session event. The values are the RPC wire names
-// (DESIGN §6.2), so a kind can be matched against a JSON line's "type".
+// (docs/rpc.md), so a kind can be matched against a JSON line's "type".
 type EventType string
 
 // The agent loop's events, passed through: their names are the loop's
@@ -29,7 +29,7 @@ const (
 	ToolExecutionEnd    EventType = EventType(agent.ToolExecutionEnd)
 )
 
-// …and the session's own (DESIGN §3.2).
+// …and the session's own.
 const (
 	// AgentSettled is emitted once when a prompt, all its retries and its
 	// compaction are over: the end of what Prompt waits for.
@@ -43,7 +43,7 @@ const (
 	AutoRetryEnd     EventType = "auto_retry_end"
 )
 
-// EventTypes lists every kind, in the order of DESIGN §6.2: what a hook's
+// EventTypes lists every kind, in the order of docs/rpc.md: what a hook's
 // "on" may name.
 func EventTypes() []EventType {
 	return []EventType{

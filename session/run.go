@@ -96,7 +96,7 @@ func (r *runState) event(le agent.Event) {
 }
 
 // succeeded ends an open retry chain at the first successful assistant
-// message after a retry (DESIGN §3.1 step 4).
+// message after a retry.
 func (s *Session) succeeded() {
 	s.mu.Lock()
 	n := s.attempt
@@ -146,7 +146,7 @@ func (s *Session) closeChain(attempt int, finalError string) {
 	s.mu.Unlock()
 }
 
-// decide looks at how a run ended (DESIGN §3.1). It returns the attempt
+// decide looks at how a run ended. It returns the attempt
 // number for the next run's x-rally-attempt header, or 0 and the prompt's
 // result when the prompt is over.
 func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, runErr error) (next int, err error) {
@@ -191,7 +191,7 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 	return s.retry(ctx, r, failed, attempt, rep, out)
 }
 
-// retry is the retry path of DESIGN §3.1 step 2: decide, switch if the
+// retry is the retry path: decide, switch if the
 // policy wants it, emit, wait.
 func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, attempt int, rep retry.Report, out agent.Outcome) (int, error) {
 	n := attempt + 1
@@ -273,7 +273,7 @@ func (s *Session) wait(ctx context.Context, d time.Duration) bool {
 }
 
 // overflow hands a context overflow to compaction, never to retry: at most
-// once per prompt (DESIGN §3.4).
+// once per prompt.
 func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message, attempt int, callErr error) (int, error) {
 	s.mu.Lock()
 	auto, again := s.autoCompact, s.overflowed

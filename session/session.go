@@ -1,5 +1,5 @@
 // Package session runs prompts through the agent loop and owns everything
-// that outlives one model call: the retry lifecycle (DESIGN §3.1–3.3), the
+// that outlives one model call: the retry lifecycle, the
 // compaction boundary, persistence (through a Store, such as a
 // session/journal file) and the typed session events. It is what a Go
 // program embeds:

@@ -65,7 +65,7 @@ func newRoot(s streams) *cobra.Command {
   rally --preset flaky -p "What does rally do?"        # watch a retry against a fake flaky provider
   rally --mode json -p "read README.md"                # every event as a JSON line
   rally --api openai-completions --base-url http://127.0.0.1:8080/v1 --model qwen3 -p "hi"`,
-		Version:       version,
+		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,

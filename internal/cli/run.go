@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -86,7 +85,7 @@ func (f *runFlags) check(cmd *cobra.Command) error {
 }
 
 // runPrompt is the root command's action: print or json mode.
-func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
+func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err error) {
 	if err := f.check(cmd); err != nil {
 		return err
 	}
@@ -121,8 +120,9 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 		return &exitError{2, errors.New("no prompt: give it as an argument or on stdin")}
 	}
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), stopSignals()...)
+	ctx, stop := withStopSignals(cmd.Context())
 	defer stop()
+	defer func() { err = interrupted(ctx, err) }()
 
 	env, err := newRunEnv(ctx, s, f, prompt)
 	if err != nil {

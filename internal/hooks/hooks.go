@@ -1,5 +1,5 @@
 // Package hooks runs the user's commands on session events (settings
-// "hooks", DESIGN §11), off the hot path.
+// "hooks"; README, "Hooks"), off the hot path.
 //
 // Each hook has a worker and a bounded queue of its own: Handle only
 // encodes the event and offers it to the queues of the hooks that want it,

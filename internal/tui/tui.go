@@ -1,4 +1,4 @@
-// Package tui is rally's terminal UI (DESIGN §7): a transcript that
+// Package tui is rally's terminal UI: a transcript that
 // streams the model's answer, an editor, a status line, and the retry
 // loader with its live countdown. Session events reach it through a
 // subscription that sends them to the bubbletea program; Update does no

@@ -1,4 +1,4 @@
-// Package journal is rally's session file (DESIGN §3.5): the pi coding
+// Package journal is rally's session file: the pi coding
 // agent's session format, version 3, written by Create and Open and read
 // by Load (for viewers: nothing is opened for writing), Latest and List.
 package journal
