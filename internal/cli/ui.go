@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/rally-agent/rally/internal/hooks"
 	"github.com/rally-agent/rally/internal/tui"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session/journal"
@@ -38,6 +39,16 @@ func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
 	}
 	defer b.close()
 	sess := b.current().sess
+	// Hooks run as in the other modes, follow /new and /resume (swap
+	// re-attaches them), get the exit grace when the UI quits, and name
+	// their failures in the status line.
+	alerts := &tui.Alerts{}
+	b.hooks = startHooks(b.current().st, b.home, b.log, s.err)
+	b.hooks.alsoReport(func(e *hooks.Error) {
+		alerts.HookFailed(tui.HookFailure{Hook: e.Name(), Event: e.Event, Reason: e.Reason()})
+	})
+	defer b.hooks.close()
+	b.hooks.watch(sess)
 	opts := tui.Options{
 		Session:     sess,
 		Host:        uiHost{b},
@@ -45,7 +56,7 @@ func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
 		FirstPrompt: first,
 		NoColor:     os.Getenv("NO_COLOR") != "",
 	}
-	err = tui.Run(ctx, opts, tui.RunOptions{Confirmer: conf})
+	err = tui.Run(ctx, opts, tui.RunOptions{Confirmer: conf, Alerts: alerts})
 	if errors.Is(err, context.Canceled) || errors.Is(err, tui.ErrInterrupted) {
 		return &exitError{130, errors.New("interrupted")}
 	}

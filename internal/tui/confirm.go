@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"encoding/json"
-	"sync"
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/tool"
@@ -14,9 +13,7 @@ import (
 // pass it to Run, which connects it to the screen.
 type Confirmer struct {
 	names map[string]bool
-
-	mu   sync.Mutex
-	send func(any) // delivers a confirmMsg to the UI; nil when none runs
+	link  // delivers a confirmMsg to the UI
 }
 
 // NewConfirmer returns a Confirmer for the named tools.
@@ -43,18 +40,10 @@ func (c *Confirmer) Wrap(ts []tool.Tool) []tool.Tool {
 	return out
 }
 
-func (c *Confirmer) connect(send func(any)) {
-	c.mu.Lock()
-	c.send = send
-	c.mu.Unlock()
-}
-
 // ask blocks until the user answers or ctx ends; with no UI connected
 // the answer is no.
 func (c *Confirmer) ask(ctx context.Context, name, args string) bool {
-	c.mu.Lock()
-	send := c.send
-	c.mu.Unlock()
+	send := c.sender()
 	if send == nil {
 		return false
 	}

@@ -77,6 +77,8 @@ type Model struct {
 	ctxUsed int
 	cost    float64
 
+	hooks hookNotice // a hook failure in the status line
+
 	retryOff     bool // auto-retry turned off (/retry off)
 	totalRetries int  // retries in this session so far (this UI's)
 	models       []llm.Model
@@ -168,6 +170,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.tick()
 	case confirmMsg:
 		m.confirm = &msg
+		return m, nil
+	case hookFailMsg:
+		return m, m.hookFailed(msg.f)
+	case hookExpireMsg:
+		m.hookExpired(msg)
 		return m, nil
 	case panicMsg:
 		m.panicked = msg.v
@@ -343,6 +350,7 @@ func (m *Model) beginRun() {
 	m.aborted, m.failure, m.lineDone = false, "", false
 	m.manual, m.compacted = false, false
 	m.switchedTo = ""
+	m.endHookBursts()
 }
 
 // compact starts an explicit compaction.
@@ -416,6 +424,7 @@ func (m *Model) switchSession(msg sessionMsg) tea.Cmd {
 	m.ctxUsed, m.cost = 0, 0
 	m.usageFrom(msgs)
 	m.running, m.loader, m.queue, m.compacting = false, nil, nil, false
+	m.endHookBursts()
 	m.subscribe()
 	m.tr.add(block{kind: kInfo, text: msg.what})
 	return nil

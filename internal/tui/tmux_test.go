@@ -164,6 +164,19 @@ func (p *pane) typeLine(text string) {
 	p.keys("Enter")
 }
 
+// waitExit waits for rally to exit and returns what the pane's shell
+// recorded: "exit N" and the terminal's modes.
+func (p *pane) waitExit() string {
+	p.t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(p.dir, "exit.txt")); err == nil && strings.Contains(string(b), "speed") {
+			return string(b)
+		}
+	}
+	p.t.Fatalf("rally did not exit; screen:\n%s", p.screen())
+	return ""
+}
+
 // idle reports a screen with no run going.
 func idle(s string) bool {
 	return strings.Contains(s, "· idle") && !strings.Contains(s, "Working…")
@@ -297,16 +310,7 @@ func TestTmuxQuit(t *testing.T) {
 			p.tmux("send-keys", "-t", "rally", "-l", "echo before")
 			p.keys("C-u") // ctrl+u is the editor's, not a quit: the draft goes
 			c.keys(p)
-			var out []byte
-			deadline := time.Now().Add(15 * time.Second)
-			for time.Now().Before(deadline) {
-				if b, err := os.ReadFile(filepath.Join(p.dir, "exit.txt")); err == nil && strings.Contains(string(b), "speed") {
-					out = b
-					break
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			got := string(out)
+			got := p.waitExit()
 			if !strings.HasPrefix(got, "exit 0\n") {
 				t.Fatalf("rally did not exit 0: %q\n%s", got, p.screen())
 			}

@@ -31,6 +31,8 @@ type subscriber interface {
 type RunOptions struct {
 	// Confirmer, when set, is connected to the screen (tools.confirm).
 	Confirmer *Confirmer
+	// Alerts, when set, is connected to the status line (hook failures).
+	Alerts *Alerts
 	// Input and Output default to the terminal.
 	Input  io.Reader
 	Output io.Writer
@@ -90,6 +92,10 @@ func Run(ctx context.Context, opts Options, ro RunOptions) (err error) {
 	if c := ro.Confirmer; c != nil {
 		c.connect(send)
 		defer c.connect(nil)
+	}
+	if a := ro.Alerts; a != nil {
+		a.connect(send)
+		defer a.connect(nil)
 	}
 
 	_, err = p.Run()

@@ -115,7 +115,9 @@ func (m *Model) loaderLine() string {
 
 // statusLine is provider/model · context used/window · cost · retry state
 // · session name. On a narrow terminal the session name goes first, then
-// the cost: the model and the retry state always show.
+// the cost: the model and the retry state always show. A hook failure
+// (hookNotice) takes the session name's place while it shows; it and the
+// retry state always show, so the model goes too if need be.
 func (m *Model) statusLine(w int) string {
 	mod := m.info.Model
 	ctx := "ctx " + tokens(m.ctxUsed)
@@ -123,11 +125,17 @@ func (m *Model) statusLine(w int) string {
 		ctx += "/" + tokens(mod.ContextWindow)
 	}
 	cost := fmt.Sprintf("$%.4f", m.cost)
-	for _, parts := range [][]string{
-		{modelName(mod), ctx, cost, m.retryState(), m.info.SessionName},
-		{modelName(mod), ctx, cost, m.retryState()},
-		{modelName(mod), ctx, m.retryState()},
-	} {
+	name, retry := modelName(mod), m.retryState()
+	cands := [][]string{
+		{name, ctx, cost, retry, m.info.SessionName},
+		{name, ctx, cost, retry},
+		{name, ctx, retry},
+		{name, retry},
+	}
+	if n := m.hooks.text; n != "" {
+		cands = [][]string{{name, ctx, cost, retry, n}, {name, ctx, retry, n}, {name, retry, n}, {retry, n}}
+	}
+	for _, parts := range cands {
 		if parts[len(parts)-1] == "" {
 			continue
 		}
@@ -135,7 +143,7 @@ func (m *Model) statusLine(w int) string {
 			return " " + line
 		}
 	}
-	return clipLine(modelName(mod)+" · "+m.retryState(), w)
+	return clipLine(strings.Join(cands[len(cands)-1], " · "), w)
 }
 
 func (m *Model) retryState() string {
