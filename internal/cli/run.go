@@ -125,12 +125,15 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 	if f.mode == "json" {
 		out = newJSONOut(s.out)
 	} else {
-		out = newTextOut(s.out, s.err, isTerminal(s.out))
+		out = newTextOut(s.out, s.err, printsLive(s))
 	}
 	unsubscribe := env.sess.Subscribe(out.event)
 	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
 	unsubscribe()
 	out.finish(err)
+	if err == nil {
+		return incomplete(env.sess)
+	}
 	return runFailed(err)
 }
 
@@ -235,6 +238,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 			KeepRecentTokens: st.Compaction.KeepRecentTokens,
 		},
 		NoAutoCompaction: !st.Compaction.Enabled,
+		PartialsHidden:   partialsHidden(f, s, st),
 	}
 	// The fleet's Redis, when there is one (fleet.go).
 	fl, err := openFleet(st, os.Getenv, logger, s.err)
@@ -251,9 +255,12 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		env.close()
 		return nil, err
 	}
-	if err := env.openJournal(f, home, cwd, &cfg); err != nil {
+	if err := env.openJournal(f, home, cwd, &cfg, s.err); err != nil {
 		env.close()
 		return nil, err
+	}
+	if r := cfg.Resume; r != nil {
+		reportLoad(s.err, logger, env.journal.Path(), r.Warnings)
 	}
 	sess, err := session.New(cfg)
 	if err != nil {
@@ -261,12 +268,14 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		return nil, err
 	}
 	env.sess = sess
+	env.closers = append(env.closers, storeNotices(sess, s.err))
 	return env, nil
 }
 
 // openJournal sets up persistence per --no-session, --session-dir,
-// --continue and --session.
-func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config) error {
+// --continue and --session. A session another rally is writing is never
+// appended to: --session fails, --continue starts a new one with a note.
+func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config, stderr io.Writer) error {
 	if f.noSession {
 		return nil
 	}
@@ -286,11 +295,17 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config)
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
 			jj, loaded, err := journal.Open(path)
-			if err != nil {
+			switch {
+			case errors.Is(err, journal.ErrLocked) && f.file == "":
+				fmt.Fprintf(stderr, "rally: the latest session %s is in use by another rally process; starting a new session\n", path)
+			case errors.Is(err, journal.ErrLocked):
+				return openLocked(err)
+			case err != nil:
 				return &exitError{2, err}
+			default:
+				j = jj
+				cfg.Resume = loaded
 			}
-			j = jj
-			cfg.Resume = loaded
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
