@@ -48,8 +48,7 @@ func incomplete(sess *session.Session) error {
 	if err == nil {
 		return nil
 	}
-	file := sess.State().SessionFile
-	return &exitError{1, fmt.Errorf("the session file %s is incomplete: %w", file, err)}
+	return &exitError{1, fmt.Errorf("the session was not fully saved: %w", err)}
 }
 
 // openLocked is the error of --session FILE when another rally writes it
