@@ -26,7 +26,7 @@ Without --session it compacts the latest session of this directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.file == "" {
-				f.cont = true
+				f.cont, f.mustResume = true, true
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

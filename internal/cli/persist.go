@@ -51,8 +51,9 @@ func incomplete(sess *session.Session) error {
 	return &exitError{1, fmt.Errorf("the session was not fully saved: %w", err)}
 }
 
-// openLocked is the error of --session FILE when another rally writes it
-// (err wraps journal.ErrLocked): a failure, not bad usage.
+// openLocked is the error of --session FILE (or rally compact's session)
+// when another rally writes it (err wraps journal.ErrLocked): a failure,
+// not bad usage.
 func openLocked(err error) error {
 	return &exitError{1, fmt.Errorf("%w; wait for it to finish, or leave out --session to start a new session", err)}
 }

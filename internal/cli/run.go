@@ -40,6 +40,9 @@ type runFlags struct {
 	maxTurns   int
 	verbose    bool
 	preset     string
+	// mustResume: --continue's session in use by another rally is an
+	// error, not a reason to start a new one (rally compact).
+	mustResume bool
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -296,7 +299,7 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config,
 		if _, err := os.Stat(path); err == nil {
 			jj, loaded, err := journal.Open(path)
 			switch {
-			case errors.Is(err, journal.ErrLocked) && f.file == "":
+			case errors.Is(err, journal.ErrLocked) && f.file == "" && !f.mustResume:
 				fmt.Fprintf(stderr, "rally: the latest session %s is in use by another rally process; starting a new session\n", path)
 			case errors.Is(err, journal.ErrLocked):
 				return openLocked(err)
