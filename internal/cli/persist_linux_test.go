@@ -5,28 +5,12 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 
+	"github.com/rally-agent/rally/internal/proctest"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session/journal"
 )
-
-// smallDisk mounts a tmpfs of size at a new directory: a disk that fills
-// up. Mounting needs root (CI runs as root): elsewhere the test is
-// skipped, in CI it fails.
-func smallDisk(t *testing.T, size string) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0700"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("mount a %s tmpfs for the full-disk test: %v", size, err)
-		}
-		t.Skipf("cannot mount a tmpfs here (%v); CI runs this test", err)
-	}
-	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
-	return dir
-}
 
 // TestFullDiskIsVisible runs rally with its session on a 64 KiB disk that
 // a tool fills and a later tool empties again. The failed saves are
@@ -39,7 +23,7 @@ func TestFullDiskIsVisible(t *testing.T) {
 	for _, mode := range []string{"text", "json"} {
 		t.Run(mode, func(t *testing.T) {
 			home := isolate(t)
-			disk := smallDisk(t, "64k")
+			disk := proctest.SmallDisk(t, "64k")
 			fake := newRecorded(t,
 				llmtest.Step{ToolCalls: []llmtest.ToolCall{{ID: "call_1", Name: "bash", Arguments: `{"command":` + quote("head -c 1000000 /dev/zero > "+disk+"/fill 2>/dev/null; seq 1 3000") + `}`}}},
 				llmtest.Step{ToolCalls: []llmtest.ToolCall{{ID: "call_2", Name: "bash", Arguments: `{"command":` + quote("rm "+disk+"/fill; echo freed") + `}`}}},
