@@ -237,28 +237,36 @@ func endOfLines(f *os.File, torn bool) (int64, error) {
 	if !torn {
 		return size, nil
 	}
-	// Find the last "\n", reading backwards; the header line has one.
+	cut, err := afterLastNewline(f, size)
+	if err != nil {
+		return 0, err
+	}
+	tail, err := io.ReadAll(io.NewSectionReader(f, cut, size-cut))
+	if err != nil {
+		return 0, err
+	}
+	if json.Valid(tail) {
+		return size, nil
+	}
+	return cut, f.Truncate(cut)
+}
+
+// afterLastNewline returns the offset just after the last "\n" in the
+// first size bytes of f (0 if there is none), reading backwards.
+func afterLastNewline(f *os.File, size int64) (int64, error) {
 	buf := make([]byte, 64<<10)
-	var tail []byte
 	for end := size; end > 0; {
 		start := max(end-int64(len(buf)), 0)
 		n, err := f.ReadAt(buf[:end-start], start)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return 0, err
 		}
-		chunk := buf[:n]
-		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
-			tail = append(append([]byte(nil), chunk[i+1:]...), tail...)
-			if json.Valid(tail) {
-				return size, nil
-			}
-			cut := start + int64(i) + 1
-			return cut, f.Truncate(cut)
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
 		}
-		tail = append(append([]byte(nil), chunk...), tail...)
 		end = start
 	}
-	return size, nil
+	return 0, nil
 }
 
 // Load reads a session file without opening it for writing, for viewers

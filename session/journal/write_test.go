@@ -2,6 +2,7 @@ package journal
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -127,4 +128,32 @@ func TestJournalOneWriter(t *testing.T) {
 		t.Errorf("third writer: %v", err)
 	}
 	j2.Close()
+}
+
+// TestJournalOpenDropsTornTail: Open cuts a torn last line off, however
+// long (the backwards search for the last whole line crosses its read
+// buffer), so the file again ends with a whole line.
+func TestJournalOpenDropsTornTail(t *testing.T) {
+	for _, n := range []int{1, 100, 200 << 10} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			j, err := Create(t.TempDir(), "/p")
+			if err != nil {
+				t.Fatal(err)
+			}
+			j.AppendMessage(jUser("u1", 1), false)
+			j.Close()
+			whole, _ := os.ReadFile(j.Path())
+			torn := `{"type":"message","id":"dead","message":{"role":"user","content":"` + strings.Repeat("x", n)
+			os.WriteFile(j.Path(), append(append([]byte(nil), whole...), torn...), 0o600)
+			j2, ld, err := Open(j.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			jCheckWarn(t, "open", ld.Warnings, "line 3: torn last line skipped")
+			if b, _ := os.ReadFile(j.Path()); string(b) != string(whole) {
+				t.Errorf("after Open the file has %d bytes, want the %d of its whole lines", len(b), len(whole))
+			}
+			j2.Close()
+		})
+	}
 }
