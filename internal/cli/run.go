@@ -22,6 +22,7 @@ import (
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
+	"github.com/rally-agent/rally/tool"
 	"github.com/spf13/cobra"
 )
 
@@ -43,6 +44,11 @@ type runFlags struct {
 	// mustResume: --continue's session in use by another rally is an
 	// error, not a reason to start a new one (rally compact).
 	mustResume bool
+	// tools, when set, wraps the built-in tools (the UI's tools.confirm).
+	tools func([]tool.Tool) []tool.Tool
+	// ui: the terminal UI shows the session's notices itself (stderr
+	// would write over its screen) and every streamed delta.
+	ui bool
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -97,6 +103,18 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 	default:
 		return &exitError{2, fmt.Errorf("--mode must be text, json or rpc, got %q", f.mode)}
 	}
+	if !f.print {
+		if err := checkArgs(cmd, args); err != nil {
+			return err
+		}
+		if f.mode == "text" && (len(args) == 1 || isTerminal(s.in)) {
+			ui := s.ui
+			if ui == nil {
+				ui = runUI
+			}
+			return ui(cmd, s, f, strings.Join(args, " "))
+		}
+	}
 	prompt := strings.TrimSpace(strings.Join(args, " "))
 	if prompt == "" && !isTerminal(s.in) {
 		b, err := io.ReadAll(io.LimitReader(s.in, 16<<20))
@@ -106,9 +124,6 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 		prompt = strings.TrimSpace(string(b))
 	}
 	if prompt == "" {
-		if !f.print {
-			return errors.New("the interactive terminal UI is not built yet; use: rally -p \"your prompt\"")
-		}
 		return &exitError{2, errors.New("no prompt: give it as an argument or on stdin")}
 	}
 
@@ -228,10 +243,14 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	}
 	tools := newTools(home, cwd, st, os.Environ())
 	env.closers = append(env.closers, tools.stop)
+	builtin := tools.tools
+	if f.tools != nil {
+		builtin = f.tools(builtin)
+	}
 	cfg := session.Config{
 		Model:              model,
 		System:             systemPrompt(cwd),
-		Tools:              tools.tools,
+		Tools:              builtin,
 		MaxTurns:           maxTurns,
 		Retry:              &pol,
 		ProviderMaxRetries: st.MaxRetriesByProvider(),
@@ -262,8 +281,12 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		env.close()
 		return nil, err
 	}
+	notices := s.err
+	if f.ui {
+		notices = io.Discard
+	}
 	if r := cfg.Resume; r != nil {
-		reportLoad(s.err, logger, env.journal.Path(), r.Warnings)
+		reportLoad(notices, logger, env.journal.Path(), r.Warnings)
 	}
 	sess, err := session.New(cfg)
 	if err != nil {
@@ -271,7 +294,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		return nil, err
 	}
 	env.sess = sess
-	env.closers = append(env.closers, storeNotices(sess, s.err))
+	env.closers = append(env.closers, storeNotices(sess, notices))
 	return env, nil
 }
 
