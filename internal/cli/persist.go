@@ -59,11 +59,12 @@ func openLocked(err error) error {
 }
 
 // partialsHidden reports that nothing shows a message before it ends:
-// print mode into a pipe or file, with no hook on message_update. Then a
+// print mode (not the UI) into a pipe or file, with no hook on
+// message_update. Then a
 // failed call's streamed text was seen by no one, and retry.streaming
 // "beforeOutput" may still retry it.
 func partialsHidden(f *runFlags, s streams, st *settings.Settings) bool {
-	if f.mode != "text" || printsLive(s) {
+	if f.ui || f.mode != "text" || printsLive(s) {
 		return false
 	}
 	for _, h := range st.Hooks {
