@@ -82,7 +82,7 @@ func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetr
 	res := &CompactionResult{Summary: summary, FirstKeptEntryID: ids[cut], TokensBefore: before}
 	if j := s.cfg.Store; j != nil {
 		if err := j.AppendCompaction(summary, res.FirstKeptEntryID, before); err != nil {
-			s.logger().Error("session: persist compaction", "err", err)
+			s.storeFailed(OpSaveCompaction, err)
 		}
 	}
 	head := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(journal.SummaryText(summary))}, Timestamp: llm.Now()}

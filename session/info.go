@@ -16,7 +16,7 @@ func (s *Session) SetModel(t llm.Target) {
 	s.mu.Unlock()
 	if j := s.cfg.Store; j != nil {
 		if err := j.AppendModelChange(m.Provider, m.ID); err != nil {
-			s.logger().Error("session: persist model change", "err", err)
+			s.storeFailed(OpSaveModelChange, err)
 		}
 	}
 }

@@ -114,7 +114,7 @@ func (s *Session) record(m llm.Message, retried bool) {
 	if j := s.cfg.Store; j != nil {
 		var err error
 		if id, err = j.AppendMessage(m, retried); err != nil {
-			s.logger().Error("session: persist message", "err", err)
+			s.storeFailed(OpSaveMessage, err)
 		}
 	}
 	if !retried {
@@ -199,7 +199,9 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 	s.attempt = n
 	s.mu.Unlock()
 	pol := s.policy(r.used.Model.Provider)
-	d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, CanSwitch: s.cfg.Switcher != nil, Output: out.Output, Now: s.now()})
+	// Output is what someone saw: streamed deltas nobody shows do not count.
+	seen := out.Output && !s.cfg.PartialsHidden
+	d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, CanSwitch: s.cfg.Switcher != nil, Output: seen, Now: s.now()})
 	switched := ""
 	if d.Action == retry.Switch {
 		if t, ok := s.cfg.Switcher.Switch(ctx, r.used, rep); ok {
@@ -251,7 +253,7 @@ func (s *Session) wait(ctx context.Context, d time.Duration) bool {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	s.mu.Lock()
-	if s.noRetry {
+	if s.noRetry || !s.autoRetry { // cancelled before the wait began
 		s.mu.Unlock()
 		return false
 	}

@@ -62,6 +62,12 @@ type Config struct {
 	// Retry is the retry policy (its BeforeOutput is the retry.streaming
 	// setting); nil means retry.Default().
 	Retry *retry.Policy
+	// PartialsHidden says that no subscriber shows a message before its
+	// message_end (print mode into a pipe writes each answer once it is
+	// whole), so a failed call's streamed text was seen by nobody and
+	// BeforeOutput may still retry it. The zero value assumes every
+	// streamed delta was shown.
+	PartialsHidden bool
 	// ProviderMaxRetries overrides Retry.MaxRetries for the calls to a
 	// provider (by llm.Model.Provider): whichever the session is on, after
 	// a switch, a fallback or SetModel too. Providers not in it use Retry's.
@@ -81,8 +87,9 @@ type Config struct {
 	// nil keeps it in memory only.
 	Store Store
 	// Resume is what to continue: a session file's content as journal.Open
-	// or journal.Load returns it (its context, their entry ids, its name),
-	// or just Messages to start from. nil starts empty.
+	// or journal.Load returns it (its context, their entry ids, its name,
+	// the warnings of loading it, which State reports), or just Messages to
+	// start from. nil starts empty.
 	Resume *journal.Loaded
 	// NoAutoCompaction turns automatic compaction off (it can be turned on
 	// later with SetAutoCompactionEnabled).
@@ -147,6 +154,10 @@ type State struct {
 	PendingCount     int
 	SessionFile      string
 	SessionID        string
+	// LoadWarnings are what loading the resumed session skipped or
+	// repaired (Config.Resume's Warnings: a torn last line, dropped bad
+	// lines); nil for a clean or a new session.
+	LoadWarnings []string
 }
 
 // Store persists a session's entries; *journal.Journal, the session file,
@@ -192,6 +203,7 @@ type Session struct {
 	steer     []llm.Message
 	followUp  []llm.Message
 	name      string
+	storeErr  error // the first failure to persist, see StoreErr
 	// autoCompact and compacting belong to compaction.
 	autoCompact bool
 	compacting  bool
@@ -245,10 +257,17 @@ func (s *Session) now() time.Time {
 }
 
 // SetAutoRetryEnabled turns automatic retry on or off for later failures.
+// Turning it off during a retry wait also ends the wait at once, as
+// AbortRetry does (auto_retry_end with "Retry cancelled"): the user said
+// no more retries, and the pending one is one.
 func (s *Session) SetAutoRetryEnabled(on bool) {
 	s.mu.Lock()
 	s.autoRetry = on
+	stop := s.stopWait
 	s.mu.Unlock()
+	if !on && stop != nil {
+		stop()
+	}
 }
 
 // AutoRetryEnabled reports whether failures are retried automatically.
@@ -292,7 +311,32 @@ func (s *Session) State() State {
 	if j := s.cfg.Store; j != nil {
 		st.SessionFile, st.SessionID = j.Path(), j.ID()
 	}
+	if r := s.cfg.Resume; r != nil && len(r.Warnings) > 0 {
+		st.LoadWarnings = append([]string(nil), r.Warnings...)
+	}
 	return st
+}
+
+// StoreErr is the first failure to persist the session (it wraps the
+// Store's error), or nil while every entry was saved. Each failure was also
+// announced with a session_error event; the session went on in memory, so
+// its file lacks those entries. rally exits non-zero when it is set.
+func (s *Session) StoreErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.storeErr
+}
+
+// storeFailed makes a failed save visible, never silent: logged, a
+// session_error to every subscriber, and StoreErr. The session goes on.
+func (s *Session) storeFailed(op string, err error) {
+	s.logger().Error("session: "+op+" failed; the session goes on in memory", "err", err)
+	s.mu.Lock()
+	if s.storeErr == nil {
+		s.storeErr = fmt.Errorf("session: %s: %w", op, err)
+	}
+	s.mu.Unlock()
+	s.hub.emit(Event{Type: SessionError, Op: op, ErrorMessage: err.Error()})
 }
 
 // AbortRetry cancels a pending retry wait and stops retrying. If a retried

@@ -23,7 +23,7 @@ Without --session it compacts the latest session of this directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if f.file == "" {
-				f.cont = true
+				f.cont, f.mustResume = true, true
 			}
 			ctx, stop := withStopSignals(cmd.Context())
 			defer stop()

@@ -40,8 +40,14 @@ type runFlags struct {
 	maxTurns   int
 	verbose    bool
 	preset     string
+	// mustResume: --continue's session in use by another rally is an
+	// error, not a reason to start a new one (rally compact).
+	mustResume bool
 	// tools, when set, wraps the built-in tools (the UI's tools.confirm).
 	tools func([]tool.Tool) []tool.Tool
+	// ui: the terminal UI shows the session's notices itself (stderr
+	// would write over its screen) and every streamed delta.
+	ui bool
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -137,12 +143,15 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 	if f.mode == "json" {
 		out = newJSONOut(s.out)
 	} else {
-		out = newTextOut(s.out, s.err, isTerminal(s.out))
+		out = newTextOut(s.out, s.err, printsLive(s))
 	}
 	unsubscribe := env.sess.Subscribe(out.event)
 	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
 	unsubscribe()
 	out.finish(err)
+	if err == nil {
+		return incomplete(env.sess)
+	}
 	return runFailed(err)
 }
 
@@ -251,6 +260,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 			KeepRecentTokens: st.Compaction.KeepRecentTokens,
 		},
 		NoAutoCompaction: !st.Compaction.Enabled,
+		PartialsHidden:   partialsHidden(f, s, st),
 	}
 	// The fleet's Redis, when there is one (fleet.go).
 	fl, err := openFleet(st, os.Getenv, logger, s.err)
@@ -267,9 +277,16 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		env.close()
 		return nil, err
 	}
-	if err := env.openJournal(f, home, cwd, &cfg); err != nil {
+	if err := env.openJournal(f, home, cwd, &cfg, s.err); err != nil {
 		env.close()
 		return nil, err
+	}
+	notices := s.err
+	if f.ui {
+		notices = io.Discard
+	}
+	if r := cfg.Resume; r != nil {
+		reportLoad(notices, logger, env.journal.Path(), r.Warnings)
 	}
 	sess, err := session.New(cfg)
 	if err != nil {
@@ -277,12 +294,14 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		return nil, err
 	}
 	env.sess = sess
+	env.closers = append(env.closers, storeNotices(sess, notices))
 	return env, nil
 }
 
 // openJournal sets up persistence per --no-session, --session-dir,
-// --continue and --session.
-func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config) error {
+// --continue and --session. A session another rally is writing is never
+// appended to: --session fails, --continue starts a new one with a note.
+func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config, stderr io.Writer) error {
 	if f.noSession {
 		return nil
 	}
@@ -302,11 +321,17 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config)
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
 			jj, loaded, err := journal.Open(path)
-			if err != nil {
+			switch {
+			case errors.Is(err, journal.ErrLocked) && f.file == "" && !f.mustResume:
+				fmt.Fprintf(stderr, "rally: the latest session %s is in use by another rally process; starting a new session\n", path)
+			case errors.Is(err, journal.ErrLocked):
+				return openLocked(err)
+			case err != nil:
 				return &exitError{2, err}
+			default:
+				j = jj
+				cfg.Resume = loaded
 			}
-			j = jj
-			cfg.Resume = loaded
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}

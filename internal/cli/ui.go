@@ -32,7 +32,7 @@ func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
 	}
 	conf := tui.NewConfirmer(st.Tools.Confirm)
 	uf := *f
-	uf.tools = conf.Wrap
+	uf.tools, uf.ui = conf.Wrap, true
 	b, err := newRPCBackend(ctx, s, uf)
 	if err != nil {
 		return err
@@ -60,7 +60,10 @@ func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, tui.ErrInterrupted) {
 		return &exitError{130, errors.New("interrupted")}
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	return b.incomplete()
 }
 
 // uiHost gives the UI what outlives a session: it is the RPC backend

@@ -82,6 +82,8 @@ func Sample(name string) (e Event, ok bool) {
 		e.ErrorMessage, e.ErrorClass = errMsg, retry.Transient
 	case session.AutoRetryEnd:
 		e.Attempt, e.FinalError = 3, errMsg
+	case session.SessionError:
+		e.Op, e.ErrorMessage = session.OpSaveMessage, "journal: append to /home/me/.rally/sessions/sample.jsonl: no space left on device"
 	}
 	return e, true
 }

@@ -60,6 +60,8 @@ func translate(e session.Event, now time.Time) any {
 	case session.AutoRetryEnd:
 		return retryEndMsg{success: e.Success, attempt: e.Attempt, finalError: e.FinalError,
 			cancelled: !e.Success && e.FinalError == session.RetryCancelled}
+	case session.SessionError:
+		return storeErrorMsg{op: e.Op, err: e.ErrorMessage}
 	case session.CompactionStart:
 		return compactStartMsg{reason: string(e.Reason)}
 	case session.CompactionEnd:

@@ -38,6 +38,7 @@ func TestTranslate(t *testing.T) {
 		{session.Event{Type: "auto_retry_end", Attempt: 3, FinalError: "boom"}, retryEndMsg{attempt: 3, finalError: "boom"}},
 		{session.Event{Type: "auto_retry_end", Attempt: 1, FinalError: "Retry cancelled"}, retryEndMsg{attempt: 1, finalError: "Retry cancelled", cancelled: true}},
 		{session.Event{Type: "auto_retry_end", Success: true, Attempt: 1}, retryEndMsg{success: true, attempt: 1}},
+		{session.Event{Type: "session_error", Op: "save message", ErrorMessage: "no space left on device"}, storeErrorMsg{op: "save message", err: "no space left on device"}},
 		{session.Event{Type: "compaction_start", Reason: "overflow"}, compactStartMsg{reason: "overflow"}},
 		{session.Event{Type: "compaction_end", Reason: "manual", Compaction: &session.CompactionResult{TokensBefore: 99}}, compactEndMsg{reason: "manual", tokensBefore: 99, done: true}},
 		{session.Event{Type: "compaction_end", Reason: "manual", Aborted: true}, compactEndMsg{reason: "manual", aborted: true}},

@@ -32,6 +32,7 @@ type fakeSession struct {
 	messages    []llm.Message
 	sessionFile string
 	model       llm.Model
+	warnings    []string // LoadWarnings
 }
 
 func newFake() *fakeSession { return &fakeSession{autoRetry: true} }
@@ -75,7 +76,7 @@ func (f *fakeSession) AutoRetryEnabled() bool {
 }
 
 func (f *fakeSession) State() session.State {
-	return session.State{Model: f.model, SessionFile: f.sessionFile, SessionID: "s1", MessageCount: len(f.messages), AutoRetryEnabled: f.AutoRetryEnabled()}
+	return session.State{Model: f.model, SessionFile: f.sessionFile, SessionID: "s1", MessageCount: len(f.messages), AutoRetryEnabled: f.AutoRetryEnabled(), LoadWarnings: f.warnings}
 }
 
 func (f *fakeSession) Messages() []llm.Message { return f.messages }

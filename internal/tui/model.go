@@ -114,6 +114,7 @@ func New(opts Options) *Model {
 		m.tr.load(m.sess.Messages())
 		m.usageFrom(m.sess.Messages())
 		m.retryOff = !m.sess.AutoRetryEnabled()
+		m.loadWarnings(m.sess.State().LoadWarnings)
 	}
 	return m
 }
@@ -258,6 +259,8 @@ func (m *Model) event(msg any) tea.Cmd {
 		default:
 			m.tr.add(block{kind: kError, text: fmt.Sprintf("Retry failed after %d attempts: %s", msg.attempt, msg.finalError)})
 		}
+	case storeErrorMsg:
+		m.tr.add(block{kind: kError, text: "Session file not saved (" + msg.op + "): " + msg.err + "; the session goes on in memory"})
 	case compactStartMsg:
 		m.compacting = true
 	case compactEndMsg:
@@ -427,7 +430,22 @@ func (m *Model) switchSession(msg sessionMsg) tea.Cmd {
 	m.endHookBursts()
 	m.subscribe()
 	m.tr.add(block{kind: kInfo, text: msg.what})
+	m.loadWarnings(msg.st.LoadWarnings)
 	return nil
+}
+
+// loadWarnings says what loading a resumed session file skipped or
+// repaired: the first warning, and how many more there are (the log and
+// stderr have them all).
+func (m *Model) loadWarnings(ws []string) {
+	if len(ws) == 0 {
+		return
+	}
+	text := "Session file: " + ws[0]
+	if len(ws) > 1 {
+		text += fmt.Sprintf(" (%d more in the log)", len(ws)-1)
+	}
+	m.tr.add(block{kind: kNotice, text: text})
 }
 
 func (m *Model) usageFrom(msgs []llm.Message) {

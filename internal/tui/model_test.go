@@ -498,3 +498,20 @@ func TestCompactionNothing(t *testing.T) {
 		t.Fatalf("nothing to compact:\n%s", s)
 	}
 }
+
+// TestSessionFileNotices: what loading the resumed session skipped is
+// shown when the UI opens it, and a save that failed is shown as it
+// happens.
+func TestSessionFileNotices(t *testing.T) {
+	f := newFake()
+	f.warnings = []string{"line 4: torn last line skipped (the writer stopped mid-line): unexpected end of JSON input", "line 9: corrupt entry skipped"}
+	m, _ := testModel(t, Options{Session: f})
+	flat := func() string { return strings.Join(strings.Fields(screen(m)), " ") } // lines wrap
+	if s := flat(); !strings.Contains(s, "Session file: line 4: torn last line skipped") || !strings.Contains(s, "(1 more in the log)") {
+		t.Errorf("no load warning:\n%s", s)
+	}
+	ev(m, storeErrorMsg{op: "save message", err: "no space left on device"})
+	if s := flat(); !strings.Contains(s, "Session file not saved (save message): no space left on device; the session goes on in memory") {
+		t.Errorf("no save failure:\n%s", s)
+	}
+}

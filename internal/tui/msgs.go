@@ -94,6 +94,9 @@ type compactEndMsg struct {
 	aborted      bool
 }
 
+// storeErrorMsg: the session file could not be written (session_error).
+type storeErrorMsg struct{ op, err string }
+
 // eventMsg wraps a translated session event with its generation.
 type eventMsg struct {
 	gen int

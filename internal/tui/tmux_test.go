@@ -292,6 +292,33 @@ func TestTmuxContinue(t *testing.T) {
 	}
 }
 
+// TestTmuxContinueTornSession: resuming a session a crash left with a torn
+// last line says so in the UI.
+func TestTmuxContinueTornSession(t *testing.T) {
+	needTmux(t)
+	srv := llmtest.NewServer(t, llmtest.Step{Text: "Noted."})
+	dir := t.TempDir()
+	print := exec.Command(rallyBinary(t), append(fakeFlags(srv), "-p", "remember this")...)
+	print.Dir, print.Env = dir, append(os.Environ(), "RALLY_HOME="+filepath.Join(dir, "home"))
+	if out, err := print.CombinedOutput(); err != nil {
+		t.Fatalf("print mode: %v\n%s", err, out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "home", "sessions", "*", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("session files %q", files)
+	}
+	f, err := os.OpenFile(files[0], os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"message","id":"dead`)
+	f.Close()
+	p := startRallyIn(t, dir, srv, 100, 30, "", "--continue")
+	p.waitFor("the load warning", func(s string) bool {
+		return strings.Contains(s, "Noted.") && strings.Contains(s, "Session file: line 4: torn last line skipped")
+	})
+}
+
 // TestTmuxQuit leaves the UI each way a user does and checks that rally
 // exits 0 with the terminal back in its normal (cooked, echoing) mode and
 // off the alternate screen.

@@ -98,6 +98,11 @@ func AppendEvent(b []byte, e session.Event) []byte {
 		}
 		b = append(b, `,"success":`...)
 		b = strconv.AppendBool(b, e.Success)
+	case session.SessionError:
+		b = append(b, `"error":`...)
+		b = appendString(b, e.ErrorMessage)
+		b = append(b, `,"op":`...)
+		b = appendString(b, e.Op)
 	case session.CompactionStart:
 		b = append(b, `"reason":`...)
 		b = appendString(b, string(e.Reason))
