@@ -1,8 +1,9 @@
 // Package fleet shares what one rally process learns about its providers
 // with every other rally process through Redis (DESIGN §13): usage-limit
-// marks (Marks, behind auth.Marks), learned context windows (Windows), cooldowns from 429/503 server hints,
-// per-credential request and token budgets, and a circuit breaker per
-// provider and model (Gate, around one credential's llm.Provider).
+// marks (Marks, behind auth.Marks), learned context windows (Windows),
+// cooldowns from 429/503 server hints, per-credential request and token
+// budgets, and a circuit breaker per provider and model (Gate, around one
+// credential's llm.Provider).
 //
 // Everything is keyed by provider and key fingerprint (auth.Fingerprint),
 // never by the key. Redis is a helper, not a dependency: every call is
