@@ -194,11 +194,12 @@ func (s *Session) summarize(ctx context.Context, p llm.Provider, m llm.Model, ol
 	b := s.summaryBudget(m)
 	summary := ""
 	for i, piece := range pieces(older, b.pieceChars) {
-		text := "Summarise this conversation:\n\n<conversation>\n" + piece + "</conversation>"
 		if i > 0 {
-			text = "Here is the summary of the conversation so far:\n\n<summary>\n" + summary + "\n</summary>\n\n" +
-				"Rewrite it as one summary that also covers how the conversation continued:\n\n<conversation>\n" + piece + "</conversation>"
+			// The summary so far opens the next piece the way a compacted
+			// context opens with its summary, so one summary covers both.
+			piece = "[user]: " + journal.SummaryText(summary) + "\n" + piece
 		}
+		text := "Summarise this conversation:\n\n<conversation>\n" + piece + "</conversation>"
 		req := &llm.Request{
 			Model:     m,
 			System:    summaryPrompt,
