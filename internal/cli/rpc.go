@@ -114,6 +114,11 @@ func (b *rpcBackend) close() {
 func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 	f := b.f
 	f.cont, f.file = false, ""
+	return b.swap(ctx, f)
+}
+
+// swap replaces the session with one built from f and closes the old one.
+func (b *rpcBackend) swap(ctx context.Context, f runFlags) (*session.Session, error) {
 	env, err := newRunEnv(ctx, b.s, &f, "")
 	if err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
+	"github.com/rally-agent/rally/tool"
 	"github.com/spf13/cobra"
 )
 
@@ -40,6 +41,8 @@ type runFlags struct {
 	maxTurns   int
 	verbose    bool
 	preset     string
+	// tools, when set, wraps the built-in tools (the UI's tools.confirm).
+	tools func([]tool.Tool) []tool.Tool
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -94,6 +97,18 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 	default:
 		return &exitError{2, fmt.Errorf("--mode must be text, json or rpc, got %q", f.mode)}
 	}
+	if !f.print {
+		if err := checkArgs(cmd, args); err != nil {
+			return err
+		}
+		if f.mode == "text" && (len(args) == 1 || isTerminal(s.in)) {
+			ui := s.ui
+			if ui == nil {
+				ui = runUI
+			}
+			return ui(cmd, s, f, strings.Join(args, " "))
+		}
+	}
 	prompt := strings.TrimSpace(strings.Join(args, " "))
 	if prompt == "" && !isTerminal(s.in) {
 		b, err := io.ReadAll(io.LimitReader(s.in, 16<<20))
@@ -103,9 +118,6 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 		prompt = strings.TrimSpace(string(b))
 	}
 	if prompt == "" {
-		if !f.print {
-			return errors.New("the interactive terminal UI is not built yet; use: rally -p \"your prompt\"")
-		}
 		return &exitError{2, errors.New("no prompt: give it as an argument or on stdin")}
 	}
 
@@ -225,10 +237,14 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	}
 	tools := newTools(home, cwd, st, os.Environ())
 	env.closers = append(env.closers, tools.stop)
+	builtin := tools.tools
+	if f.tools != nil {
+		builtin = f.tools(builtin)
+	}
 	cfg := session.Config{
 		Model:              model,
 		System:             systemPrompt(cwd),
-		Tools:              tools.tools,
+		Tools:              builtin,
 		MaxTurns:           maxTurns,
 		Retry:              &pol,
 		ProviderMaxRetries: st.MaxRetriesByProvider(),
