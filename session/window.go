@@ -165,7 +165,7 @@ type TooLargeError struct {
 func (e *TooLargeError) Error() string {
 	switch {
 	case e.Prompt:
-		return fmt.Sprintf("session: context overflow: the prompt alone needs about %d tokens, more than the model's context window of %d tokens; shorten it or use a model with a larger window", e.Need, e.Window)
+		return fmt.Sprintf("session: context overflow: the prompt alone needs about %d tokens (with the system prompt and tools), more than the model's context window of %d tokens; shorten it or use a model with a larger window", e.Need, e.Window)
 	case e.Compacted:
 		return fmt.Sprintf("session: context overflow even after compaction: the context needs about %d tokens, more than the model's context window of %d tokens", e.Need, e.Window)
 	}
