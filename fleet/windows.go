@@ -6,15 +6,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rally-agent/rally/window"
 	"github.com/redis/go-redis/v9"
 )
-
-// LocalWindows is the machine's own store of learned context windows
-// (package window's File), which Windows keeps beside Redis.
-type LocalWindows interface {
-	Window(ctx context.Context, provider, model string) (int, error)
-	Learn(ctx context.Context, provider, model string, tokens int) error
-}
 
 // WindowTTL is how long a learned window stays in Redis after it was last
 // stated: long enough to outlive any session, short enough that a server
@@ -28,7 +22,7 @@ const WindowTTL = 30 * 24 * time.Hour
 type Windows struct {
 	Fleet *Fleet
 	// Local is the machine's store; nil keeps windows in Redis only.
-	Local LocalWindows
+	Local *window.File
 }
 
 func windowKey(provider, model string) string { return key("window", provider, model) }

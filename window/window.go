@@ -11,14 +11,9 @@
 package window
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -113,29 +108,16 @@ func (f *File) update(ctx context.Context, fn func([]Learned) []Learned) error {
 	slices.SortFunc(all, func(a, b Learned) int {
 		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Model, b.Model))
 	})
-	b, err := json.MarshalIndent(fileData{Version: 1, Windows: all}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("window: %w", err)
-	}
-	if err := filelock.Write(f.Path, append(b, '\n')); err != nil {
+	if err := filelock.WriteJSON(f.Path, fileData{Version: 1, Windows: all}); err != nil {
 		return fmt.Errorf("window: %w", err)
 	}
 	return nil
 }
 
 func (f *File) read() ([]Learned, error) {
-	b, err := os.ReadFile(f.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("window: %w", err)
-	}
 	var d fileData
-	if len(bytes.TrimSpace(b)) > 0 {
-		if err := json.Unmarshal(b, &d); err != nil {
-			return nil, fmt.Errorf("window: %s: %w (delete the file to start over)", f.Path, err)
-		}
+	if err := filelock.ReadJSON(f.Path, &d); err != nil {
+		return nil, fmt.Errorf("window: %w", err)
 	}
 	return slices.DeleteFunc(d.Windows, func(w Learned) bool { return w.Tokens <= 0 }), nil
 }

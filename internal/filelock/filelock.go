@@ -6,8 +6,12 @@
 package filelock
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -82,4 +86,33 @@ func Write(path string, data []byte) error {
 	}
 	done = true
 	return nil
+}
+
+// ReadJSON decodes the JSON file at path into v. A missing or empty file
+// leaves v as it is; one that does not parse is an error that names the
+// file and says how to start over.
+func ReadJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w (delete the file to start over)", path, err)
+	}
+	return nil
+}
+
+// WriteJSON replaces path atomically with v as indented JSON (Write).
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return Write(path, append(b, '\n'))
 }
