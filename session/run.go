@@ -47,6 +47,7 @@ func (s *Session) agentConfig() (*agent.Config, llm.Target) {
 		Thinking: s.cfg.Thinking,
 		Steering: s.takeSteering,
 		FollowUp: s.takeFollowUp,
+		Pause:    s.full,
 	}, s.target
 }
 
@@ -161,13 +162,16 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 	s.mu.Unlock()
 
 	if out.CallErr == nil {
-		r.endAgent(false)
+		r.endAgent(out.Paused && runErr == nil)
 		if runErr != nil {
 			if ctx.Err() != nil {
 				s.closeChain(attempt, RetryCancelled)
 				return 0, stopped(ctx, "prompt")
 			}
 			return 0, runErr
+		}
+		if out.Paused {
+			return s.makeRoom(ctx)
 		}
 		s.afterSuccess(ctx)
 		return 0, nil
@@ -400,6 +404,39 @@ func (s *Session) refuse(prompt []llm.Message, why error) error {
 	s.hub.emit(Event{Type: TurnEnd, Message: &added[len(added)-1]})
 	s.hub.emit(Event{Type: AgentEnd, Messages: added})
 	return &RunError{Class: retry.ContextOverflow, Err: why}
+}
+
+// full reports, before a call within a run (after tool results), that
+// the context it would send has passed the threshold of a known window:
+// the run pauses there and makeRoom compacts, so a tool loop does not
+// overflow a window the session knows either.
+func (s *Session) full(convo []llm.Message) bool {
+	s.mu.Lock()
+	auto, off, m := s.autoCompact, s.noPause, s.effective(s.target.Model)
+	s.mu.Unlock()
+	if !auto || off || m.ContextWindow <= 0 {
+		return false
+	}
+	return s.need(convo)*100 > m.ContextWindow*s.threshold()
+}
+
+// makeRoom compacts for a paused run and continues it. When compaction
+// cannot bring the context under the threshold, no later call of this
+// prompt pauses again (the overflow path is left to deal with it).
+func (s *Session) makeRoom(ctx context.Context) (int, error) {
+	_, err := s.compact(ctx, ReasonThreshold, true)
+	switch {
+	case ctx.Err() != nil:
+		return 0, stopped(ctx, "prompt")
+	case err != nil && !errors.Is(err, ErrNothingToCompact):
+		s.logger().Warn("compaction within the run failed", "err", err.Error())
+	}
+	if err != nil || s.full(s.sendable()) {
+		s.mu.Lock()
+		s.noPause = true
+		s.mu.Unlock()
+	}
+	return 1, nil
 }
 
 func (s *Session) threshold() int {

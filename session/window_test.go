@@ -9,6 +9,7 @@ import (
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session/journal"
+	"github.com/rally-agent/rally/tool"
 	"github.com/rally-agent/rally/window"
 )
 
@@ -218,5 +219,41 @@ func TestUsageBeforeCompactionIgnored(t *testing.T) {
 				t.Errorf("contextTokens %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestToolLoopPausesToCompact: within a run, a call after tool results
+// that would pass the threshold of a known window waits for a compaction,
+// and the run continues after it: the tool runs once, nothing overflows.
+func TestToolLoopPausesToCompact(t *testing.T) {
+	c := &counter{}
+	call := llm.Content{Type: llm.ToolCallType, ID: "call_1", Name: "count", Arguments: []byte(`{}`)}
+	f := &fake{steps: []step{
+		{text: "let me count", calls: []llm.Content{call}, usage: &llm.Usage{Input: 1800, Output: 20}},
+		{text: "summary of the counting"},
+		{text: "counted once"},
+	}}
+	s, rec, stop := newSession(t, f, Config{Model: llm.Model{ID: "m", Provider: "p", ContextWindow: 2000},
+		Tools: []tool.Tool{c}, Resume: &journal.Loaded{Messages: history(2)}})
+	if err := s.Prompt(t.Context(), "count", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if c.n != 1 || f.calls() != 3 {
+		t.Fatalf("tool ran %d times in %d calls, want once in 3", c.n, f.calls())
+	}
+	if f.request(1).System != summaryPrompt {
+		t.Fatalf("second call is not the summary: %q", f.request(1).System)
+	}
+	ends := rec.of(CompactionEnd)
+	if len(ends) != 1 || ends[0].Reason != ReasonThreshold || !ends[0].WillRetry {
+		t.Fatalf("compaction_end %+v", ends)
+	}
+	last := f.request(2).Messages
+	if !strings.Contains(last[0].TextOf(), "summary of the counting") || last[len(last)-1].Role != llm.ToolResult {
+		t.Errorf("continued call sends %d messages from %q to %v", len(last), last[0].TextOf(), last[len(last)-1].Role)
+	}
+	if ae := rec.of(AgentEnd); len(ae) != 2 || !ae[0].WillRetry || ae[1].WillRetry {
+		t.Errorf("agent_end %d times", len(ae))
 	}
 }
