@@ -80,8 +80,10 @@
 //   - usage-limit: a 429 usage limit (per-day or plan cap) that says it
 //     resets in 5 minutes — longer than rally waits by default, so rally
 //     switches credential or fails fast naming the reset — then success.
-//   - overflow: a 400 context overflow, then success (so compaction can
-//     be seen to work).
+//   - overflow: a 400 context overflow, then a summary (the answer to the
+//     compaction's summary request), then success, so compaction can be
+//     seen to work; History("overflow") is a conversation worth compacting
+//     to start from.
 //   - midstream-drop: the connection drops after 3 chunks, then the same
 //     text in full.
 //   - stall: the stream stalls after 2 chunks (until the client's idle

@@ -26,26 +26,27 @@ import (
 func Classify(f Failure) Verdict {
 	ft := parse(f)
 	if r := overflow(&ft); r != "" {
-		return Verdict{ContextOverflow, r}
+		w, n := sizes(&ft)
+		return Verdict{Class: ContextOverflow, Reason: r, Window: w, Requested: n}
 	}
 	if f.Header != nil {
 		switch strings.ToLower(strings.TrimSpace(f.Header.Get("x-should-retry"))) {
 		case "true":
 			if c, r := structured(f, &ft); c == UsageLimit {
-				return Verdict{c, r + "; x-should-retry: true"}
+				return Verdict{Class: c, Reason: r + "; x-should-retry: true"}
 			}
-			return Verdict{Transient, "x-should-retry: true"}
+			return Verdict{Class: Transient, Reason: "x-should-retry: true"}
 		case "false":
-			return Verdict{Fatal, "x-should-retry: false"}
+			return Verdict{Class: Fatal, Reason: "x-should-retry: false"}
 		}
 	}
 	if c, r := structured(f, &ft); r != "" {
-		return Verdict{c, r}
+		return Verdict{Class: c, Reason: r}
 	}
 	if c, r := textual(&ft); r != "" {
-		return Verdict{c, r}
+		return Verdict{Class: c, Reason: r}
 	}
-	return Verdict{Fatal, "unrecognised error"}
+	return Verdict{Class: Fatal, Reason: "unrecognised error"}
 }
 
 // overflowCodes are structured codes that mean the request does not fit.

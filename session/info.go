@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 
 	"github.com/rally-agent/rally/llm"
@@ -14,6 +15,7 @@ func (s *Session) SetModel(t llm.Target) {
 	s.mu.Lock()
 	s.target = t
 	s.mu.Unlock()
+	s.loadWindow(context.Background())
 	if j := s.cfg.Store; j != nil {
 		if err := j.AppendModelChange(m.Provider, m.ID); err != nil {
 			s.storeFailed(OpSaveModelChange, err)

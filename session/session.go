@@ -94,6 +94,10 @@ type Config struct {
 	// NoAutoCompaction turns automatic compaction off (it can be turned on
 	// later with SetAutoCompactionEnabled).
 	NoAutoCompaction bool
+	// Windows shares the context windows learned from overflow errors
+	// with other processes (a *window.File, a fleet's Windows); nil keeps
+	// what this session learns to itself.
+	Windows Windows
 	// Log receives every retry decision; nil discards them.
 	Log *slog.Logger
 	// Now returns the current time for retry hints; nil means time.Now.
@@ -141,6 +145,8 @@ func (e *RunError) Unwrap() error { return e.Err }
 
 // State is a snapshot of the session (the data of RPC get_state).
 type State struct {
+	// Model is the model of the next call; its ContextWindow is the
+	// smaller of the configured (or catalog) window and the learned one.
 	Model            llm.Model
 	Thinking         string
 	Name             string
@@ -207,7 +213,15 @@ type Session struct {
 	// autoCompact and compacting belong to compaction.
 	autoCompact bool
 	compacting  bool
-	overflowed  bool // this prompt already compacted for an overflow
+	overflows   int  // overflow compactions of this prompt
+	shrunk      bool // this prompt already compacted with the smaller keep
+	noPause     bool // compacting within this prompt's run made no room
+	// learned holds the context windows overflow errors stated (or the
+	// Windows store had); scale how far the estimate fell short of a
+	// provider's stated count (1 or more; 0 until an overflow said).
+	learned map[modelKey]int
+	scale   float64
+	prompt  []llm.Message // the running prompt's own messages
 }
 
 // New returns a session.
@@ -216,12 +230,14 @@ func New(cfg Config) (*Session, error) {
 		return nil, errors.New("session: no provider")
 	}
 	s := &Session{cfg: cfg, target: llm.Target{Provider: cfg.Provider, Model: cfg.Model, Ref: cfg.Ref},
-		autoRetry: true, autoCompact: !cfg.NoAutoCompaction}
+		autoRetry: true, autoCompact: !cfg.NoAutoCompaction, learned: map[modelKey]int{}}
 	if r := cfg.Resume; r != nil {
 		s.messages, s.name = cloneAll(r.Messages), r.Name
 		s.ids = make([]string, len(s.messages))
 		copy(s.ids, r.IDs)
 	}
+	// What other processes learned shows in State from the start.
+	s.loadWindow(context.Background())
 	return s, nil
 }
 
@@ -296,7 +312,7 @@ func (s *Session) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := State{
-		Model:            s.target.Model,
+		Model:            s.effective(s.target.Model),
 		Thinking:         s.cfg.Thinking,
 		Name:             s.name,
 		Compacting:       s.compacting || s.compactOp,

@@ -188,7 +188,10 @@ func TestFleetBudget(t *testing.T) {
 	rs := redistest.Start(t)
 	homeA, homeB := fleetHomes(t, rs.URL)
 	const window = 3 * time.Second
-	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"budgets":{"acme":{"requestsPerMinute":60,"windowMs":3000}}}}`)
+	// Redis gets 2 s a call: a slower call (possible on a loaded 2-core
+	// machine under -race) would put the fleet in local mode, where no
+	// budget is enforced; the test fails on that warning instead.
+	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"timeoutMs":2000,"budgets":{"acme":{"requestsPerMinute":60,"windowMs":3000}}}}`)
 	srv := llmtest.NewServer(t, llmtest.Step{Text: "ok"})
 	t.Setenv("RALLY_TEST_SESSIONS", "10x4")
 	var cmds []*exec.Cmd
@@ -214,6 +217,9 @@ func TestFleetBudget(t *testing.T) {
 	most := redistest.Busiest(ts, window)
 	if most > 60 {
 		t.Errorf("%d requests within one %s window, want at most 60", most, window)
+	}
+	if all := errs[0].String() + errs[1].String(); strings.Contains(all, "working locally") {
+		t.Errorf("the fleet left shared mode, so the budget was not enforced:\n%s", all)
 	}
 	if !strings.Contains(errs[0].String()+errs[1].String(), "request budget of acme") {
 		t.Errorf("no visible budget wait on stderr")

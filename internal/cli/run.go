@@ -230,6 +230,9 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	if err != nil {
 		return nil, &exitError{2, err}
 	}
+	if f.preset == "overflow" {
+		model.ContextWindow = presetWindow
+	}
 	home := settings.Home(userHome(), os.Getenv)
 	logger, closeLog := newLogger(home, s.err, f.verbose)
 	env.closers = append(env.closers, closeLog)
@@ -272,6 +275,9 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		env.fleet = fl
 		env.closers = append(env.closers, func() { fl.Close() })
 	}
+	if f.preset == "" { // a demo's fake model teaches nothing worth keeping
+		cfg.Windows = learnedWindows(home, fl)
+	}
 	// The credential, and the rotation on usage limits (auth.go).
 	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: time.Now, log: logger, stderr: s.err, fleet: fl}); err != nil {
 		env.close()
@@ -287,6 +293,10 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	}
 	if r := cfg.Resume; r != nil {
 		reportLoad(notices, logger, env.journal.Path(), r.Warnings)
+	}
+	if err := seedPreset(f.preset, env.journal, &cfg); err != nil {
+		env.close()
+		return nil, err
 	}
 	sess, err := session.New(cfg)
 	if err != nil {
@@ -362,7 +372,9 @@ func startPreset(name, prompt string) (url string, stop func(), err error) {
 	}
 	answer := sim.Answer(prompt)
 	for i := range steps {
-		if steps[i].Fault == "" || steps[i].Fault == llmtest.Drop {
+		// The last step is the answer after the faults (a dropped stream
+		// was sending it too); others keep their text (overflow's summary).
+		if i == len(steps)-1 || steps[i].Fault == llmtest.Drop {
 			steps[i].Text, steps[i].Delay = answer, sim.DefaultDelay
 		}
 	}

@@ -243,8 +243,7 @@ func (m *Model) event(msg any) tea.Cmd {
 		m.switchedTo = msg.switchedTo
 		m.tr.add(block{kind: kNotice, text: "Usage limit reached: switched to " + msg.switchedTo})
 		// A fallback model changes the status line's model.
-		s, gen := m.sess, m.gen
-		return tea.Batch(m.tick(), func() tea.Msg { return stateMsg{gen: gen, st: s.State()} })
+		return tea.Batch(m.tick(), m.readState())
 	case retryEndMsg:
 		m.loader = nil
 		if msg.success {
@@ -273,12 +272,20 @@ func (m *Model) event(msg any) tea.Cmd {
 			m.tr.add(block{kind: kNotice, text: "Compaction cancelled"})
 			m.lineDone = true
 		}
-		return m.maybeFinish()
+		// An overflow may have taught the session a smaller window.
+		return tea.Batch(m.maybeFinish(), m.readState())
 	case settledMsg:
 		m.settled = true
-		return m.maybeFinish()
+		return tea.Batch(m.maybeFinish(), m.readState())
 	}
 	return nil
+}
+
+// readState reads the session's state for the status line (its model and
+// the context window as the session knows it, learned ones included).
+func (m *Model) readState() tea.Cmd {
+	s, gen := m.sess, m.gen
+	return func() tea.Msg { return stateMsg{gen: gen, st: s.State()} }
 }
 
 func (m *Model) messageEnd(msg llm.Message) {

@@ -515,3 +515,24 @@ func TestSessionFileNotices(t *testing.T) {
 		t.Errorf("no save failure:\n%s", s)
 	}
 }
+
+// TestLearnedWindowInStatus: after a compaction (and after a run) the
+// status line shows the window as the session knows it, so a window
+// learned from an overflow replaces the catalog's.
+func TestLearnedWindowInStatus(t *testing.T) {
+	m, f := testModel(t, Options{Info: Info{Model: llm.Model{Provider: "local", ID: "qwen", ContextWindow: 128000}}})
+	if !strings.Contains(statusOf(m), "/128k") {
+		t.Fatalf("status %q", statusOf(m))
+	}
+	startRun(t, m, f, "hi", "")
+	f.model = llm.Model{Provider: "local", ID: "qwen", ContextWindow: 8192}
+	run(m, ev(m, compactEndMsg{reason: "overflow", tokensBefore: 9000, done: true}))
+	if !strings.Contains(statusOf(m), "/8.2k") {
+		t.Errorf("status after the compaction %q, want the learned 8.2k window", statusOf(m))
+	}
+	f.model.ContextWindow = 4096
+	run(m, ev(m, settledMsg{}))
+	if !strings.Contains(statusOf(m), "/4.1k") {
+		t.Errorf("status after the run %q, want 4.1k", statusOf(m))
+	}
+}

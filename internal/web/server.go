@@ -1,4 +1,4 @@
-// Package web is rally's local web console (DESIGN §8): a settings form
+// Package web is rally's local web console: a settings form
 // generated from the settings schema, and the session files of a project as
 // transcripts with a timeline of their model calls, failures, waits and
 // retries. It serves one user on one machine: loopback only, a random
