@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/rally-agent/rally/internal/hooks"
@@ -113,7 +114,8 @@ func (h uiHost) Sessions() ([]tui.SessionInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	paths = paths[:min(len(paths), maxResumeList)]
+	// Newest by last use, not by creation (the name): a session resumed
+	// today comes before one started yesterday and left alone.
 	out := make([]tui.SessionInfo, len(paths))
 	for i, p := range paths {
 		out[i].Path = p
@@ -121,6 +123,8 @@ func (h uiHost) Sessions() ([]tui.SessionInfo, error) {
 			out[i].Modified = fi.ModTime()
 		}
 	}
+	slices.SortStableFunc(out, func(a, b tui.SessionInfo) int { return b.Modified.Compare(a.Modified) })
+	out = out[:min(len(out), maxResumeList)]
 	for i := range out {
 		l, err := journal.Load(out[i].Path)
 		if err != nil {
