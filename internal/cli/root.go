@@ -90,6 +90,7 @@ func newRoot(s streams) *cobra.Command {
 		newHooksCmd(s),
 		newFleetCmd(s),
 	)
+	usageExits(root)
 	return root
 }
 
@@ -103,8 +104,8 @@ func checkArgs(cmd *cobra.Command, args []string) error {
 	}
 	if !strings.ContainsAny(args[0], " \t\n") {
 		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.Name())
-		if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
-			msg += fmt.Sprintf("; did you mean %q?", sug[0])
+		if hint := bareWordHint(cmd, args[0]); hint != "" {
+			msg += "; " + hint
 		} else {
 			msg += fmt.Sprintf("; to send it as a prompt: rally -p %q (see rally --help)", strings.Join(args, " "))
 		}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,6 +40,7 @@ type runFlags struct {
 	maxTurns   int
 	verbose    bool
 	preset     string
+	prompt     promptFlags
 	// tools, when set, wraps the built-in tools (the UI's tools.confirm).
 	tools func([]tool.Tool) []tool.Tool
 }
@@ -59,6 +59,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.file, "session", "", "use this session file (resume it if it exists)")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "most model calls one prompt may make (overrides agent.maxTurns)")
 	fl.BoolVar(&f.verbose, "verbose", false, "also log retry decisions to stderr")
+	f.prompt.register(cmd)
 	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, overflow, midstream-drop, stall)")
 }
 
@@ -66,6 +67,9 @@ func (f *runFlags) register(cmd *cobra.Command) {
 // own rule in the schema, so --max-turns accepts exactly what
 // agent.maxTurns does.
 func (f *runFlags) check(cmd *cobra.Command) error {
+	if err := f.prompt.check(); err != nil {
+		return err
+	}
 	if !cmd.Flags().Changed("max-turns") {
 		return nil
 	}
@@ -133,6 +137,7 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 	defer hk.close()
 	hk.watch(env.sess)
 
+	announce(s.err, f, env.sess.State().Model)
 	var out outputter
 	if f.mode == "json" {
 		out = newJSONOut(s.out)
@@ -144,6 +149,16 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 	unsubscribe()
 	out.finish(err)
 	return runFailed(err)
+}
+
+// announce names the model a text-mode run uses, once on stderr, unless it
+// is the offline sim or a --preset demo: a stored key must never move a
+// run to a paid provider silently.
+func announce(w io.Writer, f *runFlags, m llm.Model) {
+	if f.mode != "text" || f.preset != "" || m.API == settings.APISim {
+		return
+	}
+	fmt.Fprintf(w, "rally: using %s/%s\n", m.Provider, m.ID)
 }
 
 // runFailed is the exit status of a run's error: 130 when the user
@@ -234,13 +249,19 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	}
 	tools := newTools(home, cwd, st, os.Environ())
 	env.closers = append(env.closers, tools.stop)
-	builtin := tools.tools
+	builtin := f.prompt.pick(tools.tools)
+	system, err := f.prompt.systemPrompt(cwd, builtin)
+	if err != nil {
+		env.close()
+		return nil, err
+	}
 	if f.tools != nil {
 		builtin = f.tools(builtin)
 	}
 	cfg := session.Config{
 		Model:              model,
-		System:             systemPrompt(cwd),
+		System:             system,
+		Thinking:           f.prompt.thinking,
 		Tools:              builtin,
 		MaxTurns:           maxTurns,
 		Retry:              &pol,
@@ -312,14 +333,17 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config)
 		}
 	}
 	if j == nil {
+		// --session FILE names the file itself, so the next run with the
+		// same flag resumes it.
+		var err error
 		if f.file != "" {
-			dir = filepath.Dir(f.file)
+			j, err = journal.CreateAt(f.file, cwd)
+		} else {
+			j, err = journal.Create(dir, cwd)
 		}
-		jj, err := journal.Create(dir, cwd)
 		if err != nil {
 			return err
 		}
-		j = jj
 	}
 	cfg.Store = j
 	e.journal = j
@@ -351,10 +375,6 @@ func startPreset(name, prompt string) (url string, stop func(), err error) {
 	return "http://" + ln.Addr().String() + "/v1", func() { fake.Close(); srv.Close() }, nil
 }
 
-func systemPrompt(cwd string) string {
-	return "You are rally, a coding agent working in " + cwd + ". Use the tools read, write, edit and bash to inspect and change files. Be brief."
-}
-
 func userHome() string {
 	h, _ := os.UserHomeDir()
 	return h
@@ -369,5 +389,3 @@ func isTerminal(v any) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
-
-var _ = llm.Now
