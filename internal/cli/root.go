@@ -89,6 +89,8 @@ func newRoot(s streams) *cobra.Command {
 		newFakeLLMCmd(s),
 		newHooksCmd(s),
 		newFleetCmd(s),
+		newModelsCmd(s),
+		newSessionsCmd(s),
 	)
 	usageExits(root)
 	return root

@@ -217,16 +217,9 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		env.closers = append(env.closers, stop)
 		o = settings.Overrides{Provider: "fake-llm", Model: "fake-model", API: settings.APIOpenAICompletions, BaseURL: url}
 	}
-	if o.Provider == "" && o.BaseURL == "" && st.DefaultProvider == "" {
-		// A key stored with `rally auth add` configures its provider as
-		// much as one in the environment does.
-		if o.Provider, err = storedProvider(settings.Home(userHome(), os.Getenv), st); err != nil {
-			return nil, err
-		}
-	}
-	target, err := st.Resolve(o, os.Getenv)
+	target, err := resolveTarget(st, o)
 	if err != nil {
-		return nil, &exitError{2, err}
+		return nil, err
 	}
 	if f.preset == "stall" {
 		// The demo should not take the default 60 s to notice the stall.
@@ -299,6 +292,24 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	}
 	env.sess = sess
 	return env, nil
+}
+
+// resolveTarget is the provider and model a run uses for its flags: the
+// settings' choice, where a key stored with `rally auth add` configures
+// its provider as much as one in the environment does.
+func resolveTarget(st *settings.Settings, o settings.Overrides) (settings.Target, error) {
+	if o.Provider == "" && o.BaseURL == "" && st.DefaultProvider == "" {
+		p, err := storedProvider(settings.Home(userHome(), os.Getenv), st)
+		if err != nil {
+			return settings.Target{}, err
+		}
+		o.Provider = p
+	}
+	t, err := st.Resolve(o, os.Getenv)
+	if err != nil {
+		return settings.Target{}, &exitError{2, err}
+	}
+	return t, nil
 }
 
 // openJournal sets up persistence per --no-session, --session-dir,

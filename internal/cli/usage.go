@@ -42,6 +42,9 @@ func unknownSubcommand(cmd *cobra.Command, args []string) error {
 		return nil
 	}
 	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, which SuggestionsFor does not apply
+	}
 	if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
 		msg += fmt.Sprintf("; did you mean %q?", sug[0])
 	} else {
