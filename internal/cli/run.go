@@ -142,7 +142,7 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 	if f.mode == "json" {
 		out = newJSONOut(s.out)
 	} else {
-		out = newTextOut(s.out, s.err, isTerminal(s.out))
+		out = newTextOut(s.out, s.err, textOptions{live: isTerminal(s.out), tty: isTerminal(s.err), verbose: f.verbose})
 	}
 	unsubscribe := env.sess.Subscribe(out.event)
 	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
