@@ -92,6 +92,7 @@ func newRoot(s streams) *cobra.Command {
 		newModelsCmd(s),
 		newSessionsCmd(s),
 	)
+	rootHelp(root)
 	usageExits(root)
 	return root
 }
