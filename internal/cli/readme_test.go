@@ -256,3 +256,37 @@ func startReadmeFake(t *testing.T, ctx context.Context, rally, args string, env 
 	}
 	return addr
 }
+
+func TestReadmeConvention(t *testing.T) {
+	for _, tc := range []struct {
+		want, got string
+		ok        bool
+	}{
+		{"exact", "exact", true},
+		{"exact", "exactly", false},
+		{"rally: retrying (1/3) in 2s: …", "rally: retrying (1/3) in 2s: 503 overloaded", true},
+		{"rally: retrying (1/3) in 2s: …", "rally: retrying (1/3) in 4s: 503 overloaded", false},
+		{"a … c … e", "a b c d e", true},
+		{"a … c … e", "a b d e", false},
+		{"…tail", "head tail", true},
+		{"…", "", true},
+	} {
+		if got := matchLine(tc.want, tc.got); got != tc.ok {
+			t.Errorf("matchLine(%q, %q) = %v", tc.want, tc.got, got)
+		}
+	}
+	doc := "<!-- readme-run -->\n```sh\nrally a   # exit 2\n# out 1\n#\n# out 2\nrally b \\\n  --x\n```\n" +
+		"<!-- readme-run: fake-llm --preset flaky -->\n```\n$ rally c\nline\n\n$ rally d\n```\n"
+	blocks := readmeBlocks(t, doc)
+	if len(blocks) != 2 || blocks[0].fake || !blocks[1].fake || blocks[1].args != "--preset flaky" {
+		t.Fatalf("blocks %+v", blocks)
+	}
+	a := blocks[0].cmds
+	if len(a) != 2 || a[0].code != 2 || strings.Join(a[0].want, "|") != "out 1||out 2" || a[1].text != "rally b \\\n  --x" || a[1].want != nil {
+		t.Errorf("sh block %+v", a)
+	}
+	c := blocks[1].cmds
+	if len(c) != 2 || strings.Join(c[0].want, "|") != "line" || len(c[1].want) != 0 || c[1].want == nil {
+		t.Errorf("transcript block %+v", c)
+	}
+}
