@@ -52,7 +52,7 @@ type readmeCommand struct {
 
 type readmeBlock struct {
 	line int
-	fake bool // start rally fake-llm first
+	fake bool   // start rally fake-llm first
 	args string // its arguments
 	cmds []readmeCommand
 }
