@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,30 +11,12 @@ import (
 	"github.com/rally-agent/rally/session"
 )
 
-// lockedBuffer is a bytes.Buffer the countdown goroutine and the test may share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // On a terminal the retry wait counts down in place, once a second, and
 // ends as the plain notice a pipe gets; --verbose ends with a summary.
 func TestCountdownAndSummary(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out bytes.Buffer
-		var errw lockedBuffer
+		var errw syncBuffer
 		to := newTextOut(&out, &errw, textOptions{tty: true, verbose: true})
 		start := time.Now()
 		to.event(session.Event{Type: session.AgentStart})
@@ -49,7 +30,12 @@ func TestCountdownAndSummary(t *testing.T) {
 		if live != want {
 			t.Errorf("during the wait stderr is\n%q\nwant\n%q", live, want)
 		}
-		time.Sleep(500 * time.Millisecond)
+		time.Sleep(500 * time.Millisecond) // the deadline: the last tick says "now"
+		synctest.Wait()
+		if got := strings.TrimPrefix(errw.String(), live); got != "\r\x1b[Krally: retrying (1/3) now…" {
+			t.Errorf("at the deadline stderr adds %q", got)
+		}
+		live = errw.String()
 		to.event(session.Event{Type: session.AgentStart}) // the retried call
 		to.event(session.Event{Type: session.MessageEnd, Message: &llm.Message{Role: llm.Assistant, StopReason: llm.Stop,
 			Content: []llm.Content{{Type: llm.TextType, Text: "the answer"}}, Usage: &llm.Usage{Input: 120, Output: 30, Cost: llm.Cost{Total: 0.0025}}}})

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rally-agent/rally/internal/tui"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session/journal"
 	"github.com/spf13/cobra"
@@ -173,25 +174,10 @@ func writeSessions(w io.Writer, list []sessionSummary, now time.Time) error {
 	fmt.Fprintln(tw, "#\tWHEN\tMESSAGES\tRETRIES\tMODEL\tFIRST PROMPT")
 	for i, s := range list {
 		if s.Err != nil {
-			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t(unreadable: %s)\n", i+1, ago(now, s.Modified), clip(s.Err.Error(), 60))
+			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t(unreadable: %s)\n", i+1, tui.Age(now.Sub(s.Modified)), clip(s.Err.Error(), 60))
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\n", i+1, ago(now, s.Modified), s.Messages, s.Retries, dash(s.Model), clip(s.FirstPrompt, 60))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\n", i+1, tui.Age(now.Sub(s.Modified)), s.Messages, s.Retries, dash(s.Model), clip(s.FirstPrompt, 60))
 	}
 	return tw.Flush()
-}
-
-// ago is a modification time as a person reads it: "just now", "5m ago",
-// "3h ago", then the date.
-func ago(now, t time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d < time.Minute:
-		return "just now"
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 24*time.Hour:
-		return fmt.Sprintf("%dh ago", int(d.Hours()))
-	}
-	return t.Local().Format("2006-01-02 15:04")
 }
