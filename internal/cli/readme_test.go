@@ -8,18 +8,21 @@ package cli
 //
 //   - A line `<!-- readme-run -->` right before a fenced block marks it.
 //     `<!-- readme-run: fake-llm ARGS -->` first starts `rally fake-llm ARGS`
-//     and puts its port where the block says PORT.
+//     and puts its port where the block says PORT; `<!-- readme-run: env
+//     K=V … -->` sets variables the block's text assumes the reader has.
 //   - In a block of shell lines (```sh), every line that does not start
 //     with "#" is a command (a trailing "\" continues it on the next line),
 //     and the "# …" lines right after it are what it prints, stdout and
-//     stderr together ("#" alone is an empty line). A command with no such
-//     lines must only succeed.
+//     stderr together ("#" alone is an empty line). A "#" line after a
+//     blank line or at the top is a comment for the reader. A command with
+//     no output lines must only succeed.
 //   - In a transcript block, commands start with "$ " and everything up to
 //     the next "$ " is their output.
 //   - A command's own comment saying "exit N" expects exit status N; any
 //     other command must exit 0.
 //   - In shown output, "…" stands for any text within the line (a long
-//     error, a session id), so the README can stay short and exact.
+//     error, a session id), so the README can stay short and exact, and
+//     the block's home directory is written /home/me.
 //
 // Each block runs in a fresh working directory holding a copy of
 // README.md, with its own HOME (so $RALLY_HOME is ~/.rally there), no
@@ -52,13 +55,14 @@ type readmeCommand struct {
 
 type readmeBlock struct {
 	line int
-	fake bool   // start rally fake-llm first
-	args string // its arguments
+	fake bool     // start rally fake-llm first
+	args string   // its arguments
+	env  []string // K=V the block assumes
 	cmds []readmeCommand
 }
 
 var (
-	readmeMarker = regexp.MustCompile(`^<!-- readme-run(:\s*fake-llm(.*?))?\s*-->$`)
+	readmeMarker = regexp.MustCompile(`^<!-- readme-run(?::\s*(fake-llm|env)(.*?))?\s*-->$`)
 	readmeExit   = regexp.MustCompile(`#.*\bexit (\d+)`)
 )
 
@@ -75,7 +79,13 @@ func readmeBlocks(t *testing.T, doc string) []readmeBlock {
 		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```") {
 			t.Fatalf("README:%d: a readme-run marker must come right before a fenced block", i+1)
 		}
-		b := readmeBlock{line: i + 3, fake: m[1] != "", args: strings.TrimSpace(m[2])}
+		b := readmeBlock{line: i + 3}
+		switch m[1] {
+		case "fake-llm":
+			b.fake, b.args = true, strings.TrimSpace(m[2])
+		case "env":
+			b.env = strings.Fields(m[2])
+		}
 		var body []string
 		for i += 2; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
 			body = append(body, lines[i])
@@ -103,7 +113,12 @@ func parseBlock(t *testing.T, first int, body []string) []readmeCommand {
 	}
 	for n := 0; n < len(body); n++ {
 		l := body[n]
+		afterBlank := n == 0 || strings.TrimSpace(body[n-1]) == ""
 		switch {
+		case !transcript && afterBlank && strings.HasPrefix(l, "#"):
+			for n+1 < len(body) && strings.HasPrefix(body[n+1], "#") {
+				n++ // the rest of the comment
+			}
 		case transcript && strings.HasPrefix(l, "$ "):
 			cmds = append(cmds, readmeCommand{line: first + n, text: l[2:], want: []string{}})
 		case transcript:
@@ -197,7 +212,7 @@ func TestREADMEExamples(t *testing.T) {
 func runReadmeBlock(t *testing.T, b readmeBlock, bin string, readme []byte) {
 	home, work := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(work, "README.md"), readme, 0o644)
-	env := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + home, "TZ=UTC", "NO_COLOR=1", "LANG=C.UTF-8"}
+	env := append([]string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + home, "TZ=UTC", "NO_COLOR=1", "LANG=C.UTF-8"}, b.env...)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	port := ""
@@ -220,7 +235,8 @@ func runReadmeBlock(t *testing.T, b readmeBlock, bin string, readme []byte) {
 		} else if err != nil {
 			t.Fatalf("README:%d: %v", c.line, err)
 		}
-		got := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+		printed := strings.ReplaceAll(out.String(), home, "/home/me")
+		got := strings.Split(strings.TrimRight(printed, "\n"), "\n")
 		if out.Len() == 0 {
 			got = []string{}
 		}
@@ -275,10 +291,10 @@ func TestReadmeConvention(t *testing.T) {
 			t.Errorf("matchLine(%q, %q) = %v", tc.want, tc.got, got)
 		}
 	}
-	doc := "<!-- readme-run -->\n```sh\nrally a   # exit 2\n# out 1\n#\n# out 2\nrally b \\\n  --x\n```\n" +
+	doc := "<!-- readme-run: env A=1 B=2 -->\n```sh\n# a comment\n# on two lines\nrally a   # exit 2\n# out 1\n#\n# out 2\n\n# comment\nrally b \\\n  --x\n```\n" +
 		"<!-- readme-run: fake-llm --preset flaky -->\n```\n$ rally c\nline\n\n$ rally d\n```\n"
 	blocks := readmeBlocks(t, doc)
-	if len(blocks) != 2 || blocks[0].fake || !blocks[1].fake || blocks[1].args != "--preset flaky" {
+	if len(blocks) != 2 || blocks[0].fake || strings.Join(blocks[0].env, ",") != "A=1,B=2" || !blocks[1].fake || blocks[1].args != "--preset flaky" {
 		t.Fatalf("blocks %+v", blocks)
 	}
 	a := blocks[0].cmds

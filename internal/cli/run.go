@@ -56,7 +56,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.noSession, "no-session", false, "do not save the session")
 	fl.StringVar(&f.sessionDir, "session-dir", "", "directory for session files (default $RALLY_HOME/sessions/<cwd>)")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the latest session in this directory")
-	fl.StringVar(&f.file, "session", "", "use this session file (resume it if it exists)")
+	fl.StringVar(&f.file, "session", "", "use this session file: resumed if it exists, else created")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "most model calls one prompt may make (overrides agent.maxTurns)")
 	fl.BoolVar(&f.verbose, "verbose", false, "also log retry decisions to stderr")
 	f.prompt.register(cmd)
