@@ -130,11 +130,6 @@ func cwdSlug(cwd string) string {
 // dir is created with mode 0700 and the file with 0600: sessions hold
 // prompts, code and tool output.
 func Create(dir, cwd string) (*Journal, error) {
-	if !filepath.IsAbs(cwd) {
-		if abs, err := filepath.Abs(cwd); err == nil {
-			cwd = abs
-		}
-	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -146,11 +141,6 @@ func Create(dir, cwd string) (*Journal, error) {
 // CreateAt is Create for a path the user named (rally --session FILE):
 // it creates the file and its directory, and fails if the file exists.
 func CreateAt(path, cwd string) (*Journal, error) {
-	if !filepath.IsAbs(cwd) {
-		if abs, err := filepath.Abs(cwd); err == nil {
-			cwd = abs
-		}
-	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
@@ -161,6 +151,9 @@ func CreateAt(path, cwd string) (*Journal, error) {
 }
 
 func create(path, id, ts, cwd string) (*Journal, error) {
+	if abs, err := filepath.Abs(cwd); err == nil {
+		cwd = abs
+	}
 	line, err := json.Marshal(journalHeader{
 		Type: "session", Version: journalVersion, ID: id, Timestamp: ts, Cwd: cwd,
 	})
