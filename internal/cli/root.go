@@ -76,6 +76,7 @@ func newRoot(s streams) *cobra.Command {
 		newFakeLLMCmd(s),
 		newHooksCmd(s),
 		newFleetCmd(s),
+		newBenchCmd(s),
 	)
 	return root
 }
