@@ -109,9 +109,9 @@ func (t Target) Met(s Stat) bool {
 	return v >= t.Value
 }
 
-func below(v float64) *Target   { return &Target{Op: "<", Value: v} }
-func below99(v float64) *Target { return &Target{Op: "<", Value: v, P99: true} }
-func atLeast(v float64) *Target { return &Target{Op: "≥", Value: v} }
+func below(v float64) *Target     { return &Target{Op: "<", Value: v} }
+func below99(v float64) *Target   { return &Target{Op: "<", Value: v, P99: true} }
+func atLeast(v float64) *Target   { return &Target{Op: "≥", Value: v} }
 func exactly99(v float64) *Target { return &Target{Op: "=", Value: v, P99: true} }
 
 // stat summarises samples: the median and the 99th percentile (nearest

@@ -82,11 +82,15 @@ var faults = []fault{
 	{2, func(*rand.Rand, string) llmtest.Step {
 		return llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overflow}
 	}},
-	{1, func(*rand.Rand, string) llmtest.Step { return llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Auth} }},
+	{1, func(*rand.Rand, string) llmtest.Step {
+		return llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Auth}
+	}},
 	{1, func(*rand.Rand, string) llmtest.Step {
 		return llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.BadRequest}
 	}},
-	{1, func(*rand.Rand, string) llmtest.Step { return llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.NotFound} }},
+	{1, func(*rand.Rand, string) llmtest.Step {
+		return llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.NotFound}
+	}},
 }
 
 func drawFault(rng *rand.Rand, text string) llmtest.Step {
