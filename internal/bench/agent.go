@@ -162,11 +162,13 @@ func (p *proc) next() ([]byte, error) {
 	return l, nil
 }
 
-// fail adds what the process said on stderr to err.
+// fail adds the start of what the process said on stderr to err: where
+// a crash says what it was.
 func (p *proc) fail(err error) error {
 	if s := strings.TrimSpace(p.stderr.String()); s != "" {
-		if len(s) > 400 {
-			s = "…" + s[len(s)-400:]
+		s = strings.Join(strings.Fields(s), " ")
+		if len(s) > 200 {
+			s = s[:200] + "…"
 		}
 		return fmt.Errorf("%w (stderr: %s)", err, s)
 	}

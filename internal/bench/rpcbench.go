@@ -157,7 +157,7 @@ func (r *runner) deltas(ctx context.Context, a Agent, n int, partial bool) []Row
 			return fail(err)
 		}
 		if !resp.Success {
-			return fail(fmt.Errorf("unsupported: set_event_options {partial:false} answered %q", resp.Error))
+			return fail(fmt.Errorf("unsupported: %s", resp.Error))
 		}
 	}
 	var rate, perByte []float64
