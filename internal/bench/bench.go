@@ -217,3 +217,12 @@ func (r *runner) runs(per, limit time.Duration) int {
 	}
 	return n
 }
+
+// sizes is a measurement's sizes: all of full, or only the first with
+// Quick.
+func (r *runner) sizes(full ...int) []int {
+	if r.cfg.Quick {
+		return full[:1]
+	}
+	return full
+}

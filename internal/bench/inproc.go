@@ -93,21 +93,13 @@ func (r *runner) abortInProcess(ctx context.Context) []Row {
 	}
 }
 
-// resumeSizes are the session lengths of the resume measurement.
-func (r *runner) resumeSizes() []int {
-	if r.cfg.Quick {
-		return []int{1000}
-	}
-	return []int{1000, 10000, 50000}
-}
-
 // resume measures loading a session file of n messages: journal.Load in
 // process (time, MB/s, heap kept ÷ file size) and over RPC, spawn with
 // --session to the first get_state (time, peak RSS ÷ file size), which
 // must count every message.
 func (r *runner) resume(ctx context.Context) []Row {
 	var rows []Row
-	for _, n := range r.resumeSizes() {
+	for _, n := range r.sizes(1000, 10000, 50000) {
 		r.progress("resume %d messages", n)
 		path, size, err := writeSession(r.scratch(), n)
 		name := fmt.Sprintf("%dk messages", n/1000)

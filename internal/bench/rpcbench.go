@@ -86,21 +86,13 @@ func orErr(xs []float64, err error) Stat {
 	return stat(xs)
 }
 
-// deltaSizes are the answer lengths of the streaming measurement.
-func (r *runner) deltaSizes() []int {
-	if r.cfg.Quick {
-		return []int{1000}
-	}
-	return []int{1000, 10000, 50000}
-}
-
 // stream measures deltas per second end to end (prompt written to the
 // prompt's last event read) in both event modes, with the bytes and the
 // CPU the agent spends per delta.
 func (r *runner) stream(ctx context.Context) []Row {
 	var rows []Row
 	for _, partial := range []bool{false, true} {
-		for _, n := range r.deltaSizes() {
+		for _, n := range r.sizes(1000, 10000, 50000) {
 			mode := "delta-only"
 			if partial {
 				mode = "default (partial)"

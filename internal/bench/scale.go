@@ -73,20 +73,12 @@ type ScaleResult struct {
 	Err           string  `json:"error,omitempty"`
 }
 
-// scaleSizes are the session counts of the scale measurement.
-func (r *runner) scaleSizes() []int {
-	if r.cfg.Quick {
-		return []int{100}
-	}
-	return []int{100, 1000, 10000}
-}
-
 // scale runs N concurrent sessions against the fake LLM with 20 % random
 // transient faults, in a worker process of their own (Config.Worker) so
 // that the fake LLM's memory is not in the heap measured.
 func (r *runner) scale(ctx context.Context) []Row {
 	var rows []Row
-	for _, n := range r.scaleSizes() {
+	for _, n := range r.sizes(100, 1000, 10000) {
 		r.progress("scale: %d concurrent sessions, 20%% faults", n)
 		r.fake.use(newFaulty(0.2, uint64(n), scaleAnswer(n)))
 		res, err := r.scaleRun(ctx, n)
