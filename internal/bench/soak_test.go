@@ -13,9 +13,15 @@ import (
 // RALLY_SOAK_PROMPTS resize it; RALLY_CHAOS_SEED replays a run.
 func TestSoak(t *testing.T) {
 	cfg := chaosConfig{sessions: envInt(t, "RALLY_SOAK_SESSIONS", 200), prompts: envInt(t, "RALLY_SOAK_PROMPTS", 25), seed: chaosSeed(t)}
-	succeeded, failed := runChaos(t, cfg)
+	succeeded, failed, outcomes := runChaos(t, cfg)
 	if succeeded == 0 {
 		t.Errorf("no prompt succeeded (%d failed): the schedule tests nothing", failed)
+	}
+	// Every way the fake LLM can answer came up.
+	for _, kind := range []string{"ok", "http 503", "http 500", "http 429", "http 400", "http 401", "http 404", "reset", "drop", "stall", "error event"} {
+		if outcomes[kind] == 0 {
+			t.Errorf("no request answered %q: %v", kind, outcomes)
+		}
 	}
 }
 
