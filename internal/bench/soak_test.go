@@ -12,7 +12,7 @@ import (
 // ./internal/bench (-timeout 30m). RALLY_SOAK_SESSIONS and
 // RALLY_SOAK_PROMPTS resize it; RALLY_CHAOS_SEED replays a run.
 func TestSoak(t *testing.T) {
-	cfg := chaosConfig{sessions: envInt(t, "RALLY_SOAK_SESSIONS", 200), prompts: envInt(t, "RALLY_SOAK_PROMPTS", 25), seed: chaosSeed(t)}
+	cfg := chaosConfig{sessions: envInt(t, "RALLY_SOAK_SESSIONS", 500), prompts: envInt(t, "RALLY_SOAK_PROMPTS", 40), seed: chaosSeed(t)}
 	succeeded, failed, outcomes := runChaos(t, cfg)
 	if succeeded == 0 {
 		t.Errorf("no prompt succeeded (%d failed): the schedule tests nothing", failed)
