@@ -24,9 +24,10 @@ func TestInterrupt(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{"ctrl-c in print mode", []string{"-p", "go"}, syscall.SIGINT, 130, "rally: interrupted\n"},
+		// Text print mode names the model it moved to first (not sim).
+		{"ctrl-c in print mode", []string{"-p", "go"}, syscall.SIGINT, 130, "rally: using custom/m\nrally: interrupted\n"},
 		{"ctrl-c in json mode", []string{"--mode", "json", "-p", "go"}, syscall.SIGINT, 130, "rally: interrupted\n"},
-		{"sigterm", []string{"-p", "go"}, syscall.SIGTERM, 143, "rally: terminated\n"},
+		{"sigterm", []string{"-p", "go"}, syscall.SIGTERM, 143, "rally: using custom/m\nrally: terminated\n"},
 		{"ctrl-c in rally compact", []string{"compact"}, syscall.SIGINT, 130, "rally: interrupted\n"},
 	}
 	for _, tt := range tests {

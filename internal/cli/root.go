@@ -92,6 +92,7 @@ func newRoot(s streams) *cobra.Command {
 		newFleetCmd(s),
 		newModelsCmd(s),
 		newSessionsCmd(s),
+		newBenchCmd(s),
 	)
 	rootHelp(root)
 	usageExits(root)
