@@ -31,8 +31,9 @@ const (
 type Fleet struct {
 	// Redis is a redis:// or rediss:// (TLS) URL without a password.
 	// It has no schema pattern: the validator quotes a value that fails
-	// one, and this one may hold a password by mistake; rally checks it
-	// when it connects, with the password redacted.
+	// one, and this one may hold a password by mistake. checkGo refuses a
+	// password without quoting the value; the scheme and host are checked
+	// when rally connects, with the password redacted.
 	Redis string `json:"redis,omitempty" jsonschema_description:"Redis URL shared by the fleet: redis://host:6379/0, or rediss:// for TLS. No password here: name its variable in passwordEnv. RALLY_REDIS_URL, when set, wins. Empty: nothing is shared beyond this machine."`
 	// PasswordEnv names the variable holding the Redis password; the
 	// password itself never goes in a settings file.

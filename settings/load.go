@@ -163,7 +163,24 @@ func (f *File) checkGo() []*Error {
 				Msg: "must be an http or https URL, got " + describe(raw)})
 		}
 	}
+	if raw, ok := lookup(f.doc, []string{"fleet", "redis"}); ok {
+		// The value is not quoted: the mistake is a password in it.
+		if u, _ := raw.(string); hasPassword(u) {
+			errs = append(errs, &Error{File: f.Name, Path: "fleet.redis",
+				Msg: "must not hold the Redis password (the value is not shown): remove it from the URL and name its variable in fleet.passwordEnv"})
+		}
+	}
 	return errs
+}
+
+// hasPassword reports a URL with a password in its user info.
+func hasPassword(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil {
+		return strings.Contains(s, "@") // unparsable: refuse what may hide one
+	}
+	_, ok := u.User.Password()
+	return ok
 }
 
 func validURL(s string) bool {

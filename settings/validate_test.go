@@ -72,6 +72,15 @@ func TestValidationMessages(t *testing.T) {
 			},
 		},
 		{
+			name:    "a Redis password is refused and not echoed",
+			project: `{"fleet": {"redis": "redis://rally:hunter2@127.0.0.1:6379/0"}}`,
+			errs:    []string{`.rally/settings.json: fleet.redis: must not hold the Redis password (the value is not shown): remove it from the URL and name its variable in fleet.passwordEnv`},
+		},
+		{
+			name:    "a Redis URL with a user and no password is fine",
+			project: `{"fleet": {"redis": "rediss://rally@redis.internal:6380/0", "passwordEnv": "RALLY_REDIS_PASSWORD"}}`,
+		},
+		{
 			name:    "bad URL",
 			project: `{"providers": {"local": {"baseUrl": "localhost:8080"}}}`,
 			errs:    []string{`.rally/settings.json: providers.local.baseUrl: must be an http or https URL, got "localhost:8080"`},

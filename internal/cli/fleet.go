@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -28,14 +27,10 @@ import (
 // being down is not an error here: the Fleet works locally and says so
 // once on stderr.
 func openFleet(st *settings.Settings, getenv func(string) string, log *slog.Logger, stderr io.Writer) (*fleet.Fleet, error) {
-	raw, fromEnv := st.Fleet.URL(getenv)
+	// A password in fleet.redis is refused by the settings check.
+	raw, _ := st.Fleet.URL(getenv)
 	if raw == "" {
 		return nil, nil
-	}
-	if u, err := url.Parse(raw); err == nil && !fromEnv {
-		if _, ok := u.User.Password(); ok {
-			return nil, &exitError{2, errors.New("fleet.redis: the settings file must not hold the Redis password: remove it from the URL and name its variable in fleet.passwordEnv")}
-		}
 	}
 	// go-redis logs dial failures to stderr, process-wide; the Fleet
 	// reports outages itself, once.

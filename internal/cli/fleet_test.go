@@ -327,6 +327,19 @@ func TestFleetPasswordNotInSettings(t *testing.T) {
 	}
 }
 
+// TestFleetPasswordNotSet: rally settings set refuses a fleet.redis with a
+// password, writes nothing and never prints the password.
+func TestFleetPasswordNotSet(t *testing.T) {
+	home := isolate(t)
+	out, errOut, code := run(t, "", "settings", "set", "fleet.redis", "redis://:hunter2@127.0.0.1:1")
+	if code != 2 || strings.Contains(out+errOut, "hunter2") || !strings.Contains(errOut, "fleet.redis: must not hold the Redis password") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(home, "settings.json")); err == nil && strings.Contains(string(b), "hunter2") {
+		t.Errorf("the password was written: %s", b)
+	}
+}
+
 // sessionsEnv parses RALLY_TEST_SESSIONS ("10x4": 10 sessions, 4 prompts).
 func sessionsEnv(v string) (n, prompts int, ok bool) {
 	a, b, ok := strings.Cut(v, "x")
