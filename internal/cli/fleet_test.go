@@ -240,8 +240,11 @@ func TestFleetBudget(t *testing.T) {
 func TestFleetRedisKilledMidRun(t *testing.T) {
 	rs := redistest.Start(t)
 	homeA, _ := fleetHomes(t, rs.URL)
-	// This test is about the timeout: back to the default 200 ms.
-	writeProjectSettings(t, `{"retry":{"baseDelayMs":1}}`)
+	// A stopped Redis refuses connections at once, so the prompts while it
+	// is down stay far under the 2 s bound whatever the timeout; 1 s keeps
+	// a loaded machine from timing out the calls after the restart (which
+	// would send the mark to the local file only).
+	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"timeoutMs":1000}}`)
 	srv := llmtest.NewServer(t, llmtest.Step{Text: "ok"}, llmtest.Step{Text: "ok"}, llmtest.Step{Text: "ok"}, usageLimited(testKeyA), llmtest.Step{Text: "ok"})
 	t.Setenv("RALLY_HOME", homeA)
 	p := startRPC(t, "--no-session", "--provider", "acme", "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m")
