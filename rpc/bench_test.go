@@ -84,87 +84,112 @@ func BenchmarkAbortRetryLatency(b *testing.B) {
 // BenchmarkDeltas measures streamed deltas per second on rally's stdout:
 // through a real process fed by the fake LLM's stream over HTTP, and in
 // process with a provider that streams as fast as it can (what the RPC
-// layer itself costs). Each answer is `words` words, one delta each;
-// message_update carries the whole partial message (twice, as in the
-// reference protocol), so longer answers cost more bytes per delta.
+// layer itself costs). Each answer is `words` words, one delta each. In
+// the default form message_update carries the whole partial message
+// (twice, as in the reference protocol), so longer answers cost more
+// bytes per delta; in the delta-only form (set_event_options
+// {partial:false}) a line is the same size at any length.
 func BenchmarkDeltas(b *testing.B) {
-	for _, words := range []int{100, 1000} {
-		text := strings.TrimSpace(strings.Repeat("stream ", words))
-		b.Run("process/words="+strconv.Itoa(words), func(b *testing.B) {
-			isolate(b, "")
-			url := bulkServer(b, llmtest.Step{Text: text, Chunks: words})
-			cmd := exec.Command(rallyBinary(b), "--mode", "rpc", "--no-session", "--api", "openai-completions", "--base-url", url, "--model", "fake-model")
-			in, _ := cmd.StdinPipe()
-			out, _ := cmd.StdoutPipe()
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer func() { in.Close(); io.Copy(io.Discard, out); cmd.Wait() }()
-			// Lines are matched in place, not copied or decoded: the
-			// reader must not be what is measured.
-			lr := jsonl.NewReader(out, maxClientLine)
-			n := 0
-			var streaming time.Duration // first delta to last, summed
-			for b.Loop() {
-				io.WriteString(in, `{"type":"prompt","message":"go"}`+"\n")
-				var first, last time.Time
-				for {
-					line, err := lr.Next()
-					if err != nil {
-						b.Fatal(err)
-					}
-					if bytes.HasSuffix(line, []byte(`"type":"message_update"}`)) {
-						if n++; first.IsZero() {
-							first = time.Now()
-						}
-						last = time.Now()
-					} else if string(line) == `{"type":"agent_settled"}` {
-						break
-					}
+	for _, mode := range []struct {
+		name  string
+		setup string
+		words []int
+	}{
+		{"full", "", []int{100, 1000, 10000}},
+		{"deltas", `{"type":"set_event_options","partial":false}` + "\n", []int{1000, 10000, 50000}},
+	} {
+		for _, words := range mode.words {
+			name := mode.name + "/words=" + strconv.Itoa(words)
+			text := strings.TrimSpace(strings.Repeat("stream ", words))
+			b.Run("process/"+name, func(b *testing.B) {
+				isolate(b, "")
+				url := bulkServer(b, llmtest.Step{Text: text, Chunks: words})
+				cmd := exec.Command(rallyBinary(b), "--mode", "rpc", "--no-session", "--api", "openai-completions", "--base-url", url, "--model", "fake-model")
+				in, _ := cmd.StdinPipe()
+				out, _ := cmd.StdoutPipe()
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
 				}
-				streaming += last.Sub(first)
-			}
-			// deltas/s counts the whole prompt (its HTTP request, the
-			// events around the stream); deltas/s-streaming only the time
-			// from the first delta line to the last (not reported for
-			// short answers, whose deltas arrive in a write or two).
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "deltas/s")
-			if words >= 1000 {
-				b.ReportMetric(float64(n)/streaming.Seconds(), "deltas/s-streaming")
-			}
-		})
-		b.Run("in-process/words="+strconv.Itoa(words), func(b *testing.B) {
-			sess, err := session.New(session.Config{Provider: words2(words), Model: sim.Info()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			in, cmds := io.Pipe()
-			w := &lineCounter{settled: make(chan struct{}, 1)}
-			done := make(chan error)
-			go func() { done <- Serve(context.Background(), in, w, Config{Session: sess}) }()
-			for b.Loop() {
-				io.WriteString(cmds, `{"type":"prompt","message":"go"}`+"\n")
-				<-w.settled
-			}
-			b.ReportMetric(float64(w.updates)/b.Elapsed().Seconds(), "deltas/s")
-			cmds.Close()
-			if err := <-done; err != nil {
-				b.Fatal(err)
-			}
-		})
+				defer func() { in.Close(); io.Copy(io.Discard, out); cmd.Wait() }()
+				io.WriteString(in, mode.setup)
+				// Lines are matched in place, not copied or decoded: the
+				// reader must not be what is measured.
+				lr := jsonl.NewReader(out, maxClientLine)
+				n, sent := 0, 0
+				var streaming time.Duration // first delta to last, summed
+				for b.Loop() {
+					io.WriteString(in, `{"type":"prompt","message":"go"}`+"\n")
+					var first, last time.Time
+					for {
+						line, err := lr.Next()
+						if err != nil {
+							b.Fatal(err)
+						}
+						sent += len(line) + 1
+						if isUpdate(line) {
+							if n++; first.IsZero() {
+								first = time.Now()
+							}
+							last = time.Now()
+						} else if string(line) == `{"type":"agent_settled"}` {
+							break
+						}
+					}
+					streaming += last.Sub(first)
+				}
+				// deltas/s counts the whole prompt (its HTTP request, the
+				// events around the stream); deltas/s-streaming only the
+				// time from the first delta line to the last (not
+				// reported for short answers, whose deltas arrive in a
+				// write or two).
+				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "deltas/s")
+				if words >= 1000 {
+					b.ReportMetric(float64(n)/streaming.Seconds(), "deltas/s-streaming")
+				}
+				b.ReportMetric(float64(sent)/float64(b.N), "stdout-bytes/op")
+			})
+			b.Run("in-process/"+name, func(b *testing.B) {
+				sess, err := session.New(session.Config{Provider: words2(words), Model: sim.Info()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				in, cmds := io.Pipe()
+				w := &lineCounter{settled: make(chan struct{}, 1)}
+				done := make(chan error)
+				go func() { done <- Serve(context.Background(), in, w, Config{Session: sess}) }()
+				io.WriteString(cmds, mode.setup)
+				for b.Loop() {
+					io.WriteString(cmds, `{"type":"prompt","message":"go"}`+"\n")
+					<-w.settled
+				}
+				b.ReportMetric(float64(w.updates)/b.Elapsed().Seconds(), "deltas/s")
+				b.ReportMetric(float64(w.bytes)/float64(b.N), "stdout-bytes/op")
+				cmds.Close()
+				if err := <-done; err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
 	}
+}
+
+// isUpdate reports whether line is a message_update, in either form.
+func isUpdate(line []byte) bool {
+	return bytes.HasSuffix(line, []byte(`"type":"message_update"}`))
 }
 
 // lineCounter counts message_update lines and signals settled at each
 // agent_settled.
 type lineCounter struct {
 	updates int
+	bytes   int
 	settled chan struct{}
 	partial []byte
 }
 
 func (w *lineCounter) Write(p []byte) (int, error) {
 	n := len(p)
+	w.bytes += n
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
@@ -177,7 +202,7 @@ func (w *lineCounter) Write(p []byte) (int, error) {
 			w.partial = w.partial[:0]
 		}
 		switch {
-		case bytes.HasSuffix(line, []byte(`"type":"message_update"}`)):
+		case isUpdate(line):
 			w.updates++
 		case bytes.Equal(line, []byte(`{"type":"agent_settled"}`)):
 			w.settled <- struct{}{}

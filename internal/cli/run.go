@@ -40,6 +40,7 @@ type runFlags struct {
 	maxTurns   int
 	verbose    bool
 	preset     string
+	events     string
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -56,6 +57,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.file, "session", "", "use this session file (resume it if it exists)")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "most model calls one prompt may make (overrides agent.maxTurns)")
 	fl.BoolVar(&f.verbose, "verbose", false, "also log retry decisions to stderr")
+	fl.StringVar(&f.events, "events", "full", "rpc mode: form of message_update, full (the partial message, as pi) or delta (only the delta: output linear in the answer)")
 	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, overflow, midstream-drop, stall)")
 }
 
