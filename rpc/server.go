@@ -160,9 +160,8 @@ func (s *server) adopt(sess *session.Session) {
 
 // watch forwards the session's events to the output from now on, once,
 // and returns the subscription. It is called before anything that emits
-// events starts (a run, a compaction) rather than at start: a subscription
-// costs the session a large buffer, which would delay the first get_state
-// of a fresh process by milliseconds.
+// events starts (a run, a compaction) rather than at start, so a process
+// that only answers queries never starts the delivering goroutine.
 func (s *server) watch() (*session.Session, *session.Subscription) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
