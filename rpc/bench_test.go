@@ -7,10 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // median reports the median of ds as a metric, in milliseconds.
@@ -34,13 +38,29 @@ func reportMedian(b *testing.B, ds []time.Duration, unit string) {
 func BenchmarkStartToState(b *testing.B) {
 	bin := rallyBinary(b)
 	isolate(b, "")
-	for _, mode := range []struct{ name, flag string }{{"session-file", ""}, {"no-session", "--no-session"}} {
+	for _, mode := range []struct {
+		name, flag string
+		resume     int // messages in the session file resumed
+	}{{"session-file", "", 0}, {"no-session", "--no-session", 0}, {"resume-50k", "--session", 50000}} {
 		b.Run(mode.name, func(b *testing.B) {
 			var ds, cpu []time.Duration
+			var file []byte
+			if mode.resume > 0 {
+				file = longSession(b, mode.resume)
+			}
+			var peak int64
 			for b.Loop() {
 				args := []string{"--mode", "rpc"}
 				if mode.flag != "" {
 					args = append(args, mode.flag)
+				}
+				if file != nil {
+					// A fresh copy each time: opening it may append.
+					path := filepath.Join(b.TempDir(), "s.jsonl")
+					if err := os.WriteFile(path, file, 0o600); err != nil {
+						b.Fatal(err)
+					}
+					args = append(args, path)
 				}
 				t0 := time.Now()
 				p := startProcArgs(b, bin, args)
@@ -50,13 +70,53 @@ func BenchmarkStartToState(b *testing.B) {
 				p.stop()
 				st := p.cmd.ProcessState
 				cpu = append(cpu, st.UserTime()+st.SystemTime())
+				if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
+					peak = max(peak, ru.Maxrss<<10)
+				}
 			}
 			reportMedian(b, ds, "ms-median")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-rss-MiB")
+			if file != nil {
+				b.ReportMetric(float64(peak)/float64(len(file)), "peak-rss/file")
+			}
 			// The whole process's CPU time (to its exit), which other
 			// load on the machine disturbs less than the wall time.
 			reportMedian(b, cpu, "ms-cpu-median")
 		})
 	}
+}
+
+// longSession is a session file of n messages shaped like a coding
+// session's (prompts, answers with a tool call, tool results).
+func longSession(b *testing.B, n int) []byte {
+	j, err := journal.Create(b.TempDir(), "/p")
+	if err != nil {
+		b.Fatal(err)
+	}
+	answer := strings.Repeat("Some answer text of a typical length, with \"quotes\" and a\nnewline. ", 6)
+	for i := range n {
+		m := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text("please look at main.go and fix the failing test " + strconv.Itoa(i))}}
+		switch i % 3 {
+		case 1:
+			m = llm.Message{Role: llm.Assistant, API: "openai-completions", Provider: "sim", Model: "sim",
+				Content:    []llm.Content{llm.Text(answer), {Type: llm.ToolCallType, ID: "call_" + strconv.Itoa(i), Name: "read", Arguments: []byte(`{"path":"main.go"}`)}},
+				Usage:      &llm.Usage{Input: 10, Output: 3, TotalTokens: 13},
+				StopReason: llm.ToolUse}
+		case 2:
+			m = llm.Message{Role: llm.ToolResult, ToolCallID: "call_" + strconv.Itoa(i-1), ToolName: "read",
+				Content: []llm.Content{llm.Text(strings.Repeat("package main\n\nfunc main() {}\n", 8))}}
+		}
+		m.Timestamp = int64(1700000000000 + i)
+		if _, err := j.AppendMessage(m, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	j.Close()
+	out, err := os.ReadFile(j.Path())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
 }
 
 // BenchmarkAbortRetryLatency is the time from writing abort_retry during a
