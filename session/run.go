@@ -50,7 +50,9 @@ func (s *Session) agentConfig() (*agent.Config, llm.Target) {
 func (s *Session) sendable() []llm.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]llm.Message, 0, len(s.messages))
+	// Room for what a run adds (the agent loop appends to it), so the
+	// context is copied once per run, here, and not again per turn.
+	out := make([]llm.Message, 0, len(s.messages)+16)
 	for _, m := range s.messages {
 		if m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted) {
 			continue
