@@ -1,10 +1,16 @@
 package wire
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"iter"
+	"net/http"
+	"net/http/httptest"
 	"testing"
+
+	"github.com/rally-agent/rally/llm"
 )
 
 type listed struct {
@@ -52,5 +58,36 @@ func TestEncodeList(t *testing.T) {
 				t.Fatalf("refs %d after the reader closed (twice)", b.refs)
 			}
 		})
+	}
+}
+
+// TestPostSendsBodyAgain: the transport can read a pooled body a second
+// time (here for a 307 redirect, as for a retry on a fresh connection).
+func TestPostSendsBodyAgain(t *testing.T) {
+	got := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- r.URL.Path + " " + string(b)
+		if r.URL.Path == "/a" {
+			http.Redirect(w, r, "/b", http.StatusTemporaryRedirect)
+			return
+		}
+		io.WriteString(w, "data: {}\n\n")
+	}))
+	defer srv.Close()
+	body := &listed{Model: "m", Items: []any{"x"}}
+	resp, err := Post(context.Background(), &llm.ClientOptions{}, srv.URL+"/a", nil, body, 0, func(status int, _ http.Header, b []byte) error {
+		return fmt.Errorf("status %d: %s", status, b)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadAll(resp.Body)
+	resp.Close()
+	want := `{"model":"m","items":["x"]}`
+	for _, path := range []string{"/a", "/b"} {
+		if g := <-got; g != path+" "+want {
+			t.Errorf("server read %q, want %q", g, path+" "+want)
+		}
 	}
 }
