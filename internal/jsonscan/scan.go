@@ -9,6 +9,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"strconv"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -85,9 +86,10 @@ func (s *Scanner) lit(l string) bool {
 	return false
 }
 
-// str reads a string token and returns what is between its quotes and
-// whether it has escapes.
-func (s *Scanner) str() (raw []byte, esc, ok bool) {
+// Str reads a string token and returns what is between its quotes and
+// whether it has escapes (Unquote decodes them). raw is the input's own
+// bytes.
+func (s *Scanner) Str() (raw []byte, esc, ok bool) {
 	if s.Peek() != '"' {
 		return nil, false, false
 	}
@@ -125,14 +127,14 @@ func (s *Scanner) Text(dst *string) bool {
 	if s.Null() {
 		return true
 	}
-	raw, esc, ok := s.str()
+	raw, esc, ok := s.Str()
 	if !ok {
 		return false
 	}
 	if !esc && utf8.Valid(raw) {
 		*dst = string(raw)
 	} else {
-		*dst = unquote(raw)
+		*dst = Unquote(raw)
 	}
 	return true
 }
@@ -141,7 +143,7 @@ func (s *Scanner) Text(dst *string) bool {
 // unescaped lowercase ASCII, digits and underscores (encoding/json matches
 // keys case-insensitively, so anything else goes to it).
 func (s *Scanner) key() ([]byte, bool) {
-	raw, esc, ok := s.str()
+	raw, esc, ok := s.Str()
 	if !ok || esc {
 		return nil, false
 	}
@@ -191,7 +193,7 @@ func (s *Scanner) Skip(depth int) bool {
 	}
 	switch c := s.Peek(); c {
 	case '"':
-		_, _, ok := s.str()
+		_, _, ok := s.Str()
 		return ok
 	case '{':
 		s.i++
@@ -199,7 +201,7 @@ func (s *Scanner) Skip(depth int) bool {
 			return true
 		}
 		for {
-			if _, _, ok := s.str(); !ok || !s.Eat(':') || !s.Skip(depth+1) {
+			if _, _, ok := s.Str(); !ok || !s.Eat(':') || !s.Skip(depth+1) {
 				return false
 			}
 			if !s.Eat(',') {
@@ -315,7 +317,7 @@ func (s *Scanner) FieldsFold(known []string, field func(key string) bool) bool {
 		return true
 	}
 	for {
-		raw, esc, ok := s.str()
+		raw, esc, ok := s.Str()
 		if !ok || esc || !s.Eat(':') {
 			return false
 		}
@@ -336,6 +338,35 @@ func (s *Scanner) FieldsFold(known []string, field func(key string) bool) bool {
 			return s.Eat('}')
 		}
 	}
+}
+
+// Float reads a number, or null (left as it is).
+func (s *Scanner) Float(dst *float64) bool {
+	if s.Null() {
+		return true
+	}
+	s.ws()
+	start := s.i
+	if !s.number() {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
+	if err != nil {
+		return false // out of range: encoding/json refuses it too
+	}
+	*dst = f
+	return true
+}
+
+// Raw reads any value and returns a copy of its bytes, as a
+// json.RawMessage field holds it.
+func (s *Scanner) Raw() ([]byte, bool) {
+	s.ws()
+	start := s.i
+	if !s.Skip(0) {
+		return nil, false
+	}
+	return append([]byte(nil), s.b[start:s.i]...), true
 }
 
 // Bool reads a boolean, or null (left as it is).
@@ -416,10 +447,10 @@ func hex4(b []byte) rune {
 	return r
 }
 
-// unquote decodes a string's escapes (already validated by str) exactly as
+// Unquote decodes a string's escapes (already validated by Str) exactly as
 // encoding/json does: a lone or broken surrogate and each invalid UTF-8
 // byte become U+FFFD.
-func unquote(raw []byte) string {
+func Unquote(raw []byte) string {
 	out := make([]byte, 0, len(raw))
 	for i := 0; i < len(raw); {
 		c := raw[i]

@@ -1,83 +1,82 @@
 package journal
 
 import (
-	"strings"
+	"unicode/utf8"
+	"unsafe"
 
+	"github.com/rally-agent/rally/internal/jsonscan"
 	"github.com/rally-agent/rally/llm"
 )
 
-// decodeEntry reads an entry line in one pass: its fields and, for a
-// message entry, the message. ok is false when the line needs
-// encoding/json (anything unusual: a key in another case, a legacy
-// field, a pi role whose own fields the context needs, bad JSON); the
-// caller then decodes it that way, which also words the warning.
-//
-// f.Timestamp shares the line's bytes: it is only to be parsed.
-func (s *scanner) entry(line []byte) (f entryFields, m *llm.Message, ok bool) {
-	s.reset(line)
-	s.object(func(k string) {
-		switch k {
-		case "type":
-			f.Type = s.name()
-		case "id":
-			f.ID = s.str()
-		case "parentId":
-			if !s.null() {
-				p := s.str()
-				f.ParentID = &p
-			}
-		case "timestamp":
-			f.Timestamp = s.view()
-		case "message":
-			if s.next() != '{' {
-				s.fail()
-				return
-			}
-			m = new(llm.Message)
-			s.message(m)
-		case "retried":
-			f.Retried = s.bool()
-		case "summary":
-			f.Summary = s.str()
-		case "firstKeptEntryId":
-			f.FirstKeptEntryID = s.str()
-		case "provider":
-			f.Provider = s.name()
-		case "modelId":
-			f.ModelID = s.name()
-		case "name":
-			f.Name = s.str()
-		default:
-			s.other(k, entryKeys)
-		}
-	})
-	s.end()
-	if s.bad || m != nil && !plainRole(m.Role) {
-		return entryFields{}, nil, false
-	}
-	return f, m, true
+// scanner reads entry lines in a single pass (jsonscan), for the lines
+// rally and pi write. It gives up on anything it does not decode exactly
+// as encoding/json would (a key in another case, a legacy field, a pi
+// role whose own fields the context needs, bad JSON); the caller then
+// decodes the line with encoding/json, which also words the warning. One
+// scanner reads a whole file.
+type scanner struct {
+	jsonscan.Scanner
+	// names holds the values that repeat on every line (roles, types,
+	// model names), so a long file keeps one copy of each.
+	names map[string]string
 }
 
-// The keys that encoding/json would match, in any case, for an entry, a
-// message, a content block and usage. A key the scanner does not decode
-// itself that matches one of these gives up.
+// The keys encoding/json would match, in any case, for an entry, a
+// message, a content block, usage and cost. An entry's legacy
+// firstKeptEntryIndex and custom_message content are left to it.
 var (
 	entryKeys   = []string{"type", "id", "parentId", "timestamp", "message", "retried", "summary", "firstKeptEntryId", "firstKeptEntryIndex", "provider", "modelId", "name", "content"}
 	messageKeys = []string{"role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "toolCallId", "toolName", "isError", "timestamp"}
 	blockKeys   = []string{"type", "text", "thinking", "thinkingSignature", "data", "mimeType", "id", "name", "arguments", "thoughtSignature"}
-	usageKeys   = []string{"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost", "total"}
+	usageKeys   = []string{"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"}
+	costKeys    = []string{"input", "output", "cacheRead", "cacheWrite", "total"}
 )
 
-// other skips the value of a key the decoder does not read, unless
-// encoding/json would read it.
-func (s *scanner) other(k string, known []string) {
-	for _, w := range known {
-		if strings.EqualFold(k, w) {
-			s.fail()
-			return
+// entry reads an entry line: its fields and, for a message entry, the
+// message; ok is false when the line needs encoding/json. f.Timestamp
+// shares the line's bytes: it is only to be parsed.
+func (s *scanner) entry(line []byte) (f entryFields, m *llm.Message, ok bool) {
+	s.Scanner = jsonscan.New(line)
+	ok = s.FieldsFold(entryKeys, func(k string) bool {
+		switch k {
+		case "type":
+			return s.name(&f.Type)
+		case "id":
+			return s.Text(&f.ID)
+		case "parentId":
+			f.ParentID = nil
+			if s.Null() {
+				return true
+			}
+			f.ParentID = new(string)
+			return s.Text(f.ParentID)
+		case "timestamp":
+			return s.view(&f.Timestamp)
+		case "message":
+			if s.Peek() != '{' {
+				return false
+			}
+			m = new(llm.Message)
+			return s.message(m)
+		case "retried":
+			return s.Bool(&f.Retried)
+		case "summary":
+			return s.Text(&f.Summary)
+		case "firstKeptEntryId":
+			return s.Text(&f.FirstKeptEntryID)
+		case "provider":
+			return s.name(&f.Provider)
+		case "modelId":
+			return s.name(&f.ModelID)
+		case "name":
+			return s.Text(&f.Name)
 		}
+		return false
+	}) && s.End()
+	if !ok || m != nil && !plainRole(m.Role) {
+		return entryFields{}, nil, false
 	}
-	s.skip(0)
+	return f, m, true
 }
 
 // plainRole reports whether a message of role r goes to the context as it
@@ -91,126 +90,161 @@ func plainRole(r llm.Role) bool {
 }
 
 // message reads a message as llm.Message.UnmarshalJSON does.
-func (s *scanner) message(m *llm.Message) {
-	s.object(func(k string) {
+func (s *scanner) message(m *llm.Message) bool {
+	return s.FieldsFold(messageKeys, func(k string) bool {
 		switch k {
 		case "role":
-			m.Role = llm.Role(s.name())
+			return s.name((*string)(&m.Role))
 		case "content":
 			m.Content = nil
-			switch s.next() {
+			switch s.Peek() {
 			case '"':
-				m.Content = []llm.Content{llm.Text(s.str())}
+				var t string
+				ok := s.Text(&t)
+				m.Content = []llm.Content{llm.Text(t)}
+				return ok
 			case '[':
-				m.Content = []llm.Content{}
-				s.array(func() {
-					m.Content = append(m.Content, llm.Content{})
-					s.block(&m.Content[len(m.Content)-1])
-				})
-			case 'n':
-				s.lit("null")
-			default:
-				s.fail()
+				return jsonscan.Array(&s.Scanner, &m.Content, s.block)
 			}
+			return s.Null()
 		case "api":
-			m.API = s.name()
+			return s.name(&m.API)
 		case "provider":
-			m.Provider = s.name()
+			return s.name(&m.Provider)
 		case "model":
-			m.Model = s.name()
+			return s.name(&m.Model)
 		case "usage":
-			if s.null() {
+			if s.Null() {
 				m.Usage = nil
-				return
+				return true
 			}
 			if m.Usage == nil {
 				m.Usage = new(llm.Usage)
 			}
-			s.usage(m.Usage)
+			return s.usage(m.Usage)
 		case "stopReason":
-			m.StopReason = llm.StopReason(s.name())
+			return s.name((*string)(&m.StopReason))
 		case "errorMessage":
-			m.ErrorMessage = s.str()
+			return s.Text(&m.ErrorMessage)
 		case "toolCallId":
-			m.ToolCallID = s.str()
+			return s.Text(&m.ToolCallID)
 		case "toolName":
-			m.ToolName = s.name()
+			return s.name(&m.ToolName)
 		case "isError":
-			m.IsError = s.bool()
-		case "timestamp":
-			m.Timestamp = s.int()
-		default:
-			s.other(k, messageKeys)
+			return s.Bool(&m.IsError)
 		}
+		ts := int(m.Timestamp)
+		ok := s.Int(&ts)
+		m.Timestamp = int64(ts)
+		return ok
 	})
 }
 
-func (s *scanner) block(c *llm.Content) {
-	if s.next() != '{' {
-		s.fail() // encoding/json leaves a null element zero; rally never writes one
-		return
-	}
-	s.object(func(k string) {
+func (s *scanner) block(c *llm.Content) bool {
+	return s.FieldsFold(blockKeys, func(k string) bool {
 		switch k {
 		case "type":
-			c.Type = s.name()
+			return s.name(&c.Type)
 		case "text":
-			c.Text = s.str()
+			return s.Text(&c.Text)
 		case "thinking":
-			c.Thinking = s.str()
+			return s.Text(&c.Thinking)
 		case "thinkingSignature":
-			c.ThinkingSignature = s.str()
+			return s.Text(&c.ThinkingSignature)
 		case "data":
-			c.Data = s.str()
+			return s.Text(&c.Data)
 		case "mimeType":
-			c.MimeType = s.name()
+			return s.name(&c.MimeType)
 		case "id":
-			c.ID = s.str()
+			return s.Text(&c.ID)
 		case "name":
-			c.Name = s.name()
+			return s.name(&c.Name)
 		case "arguments":
-			c.Arguments = s.raw()
-		case "thoughtSignature":
-			c.ThoughtSignature = s.str()
-		default:
-			s.other(k, blockKeys)
+			raw, ok := s.Raw()
+			c.Arguments = raw
+			return ok
 		}
+		return s.Text(&c.ThoughtSignature)
 	})
 }
 
-func (s *scanner) usage(u *llm.Usage) {
-	s.object(func(k string) {
+func (s *scanner) usage(u *llm.Usage) bool {
+	return s.FieldsFold(usageKeys, func(k string) bool {
 		switch k {
 		case "input":
-			u.Input = int(s.int())
+			return s.Int(&u.Input)
 		case "output":
-			u.Output = int(s.int())
+			return s.Int(&u.Output)
 		case "cacheRead":
-			u.CacheRead = int(s.int())
+			return s.Int(&u.CacheRead)
 		case "cacheWrite":
-			u.CacheWrite = int(s.int())
+			return s.Int(&u.CacheWrite)
 		case "totalTokens":
-			u.TotalTokens = int(s.int())
-		case "cost":
-			c := &u.Cost
-			s.object(func(k string) {
-				switch k {
-				case "input":
-					c.Input = s.float()
-				case "output":
-					c.Output = s.float()
-				case "cacheRead":
-					c.CacheRead = s.float()
-				case "cacheWrite":
-					c.CacheWrite = s.float()
-				case "total":
-					c.Total = s.float()
-				default:
-					s.other(k, usageKeys)
-				}
-			})
-		default:
-			s.other(k, usageKeys)
+			return s.Int(&u.TotalTokens)
 		}
+		c := &u.Cost
+		return s.Null() || s.FieldsFold(costKeys, func(k string) bool {
+			switch k {
+			case "input":
+				return s.Float(&c.Input)
+			case "output":
+				return s.Float(&c.Output)
+			case "cacheRead":
+				return s.Float(&c.CacheRead)
+			case "cacheWrite":
+				return s.Float(&c.CacheWrite)
+			}
+			return s.Float(&c.Total)
+		})
 	})
 }
+
+// name reads a string (or null) that many lines repeat, interned.
+func (s *scanner) name(dst *string) bool {
+	if s.Null() {
+		return true
+	}
+	raw, esc, ok := s.Str()
+	switch {
+	case !ok:
+		return false
+	case esc || len(raw) > 64 || !utf8.Valid(raw):
+		*dst = jsonscan.Unquote(raw)
+		return true
+	}
+	if v, ok := s.names[unsafeString(raw)]; ok {
+		*dst = v
+		return true
+	}
+	v := string(raw)
+	if s.names == nil {
+		s.names = map[string]string{}
+	}
+	if len(s.names) < 1024 {
+		s.names[v] = v
+	}
+	*dst = v
+	return true
+}
+
+// view reads a string (or null) without copying it: valid only until the
+// line's buffer is reused. An escaped string is decoded into a copy.
+func (s *scanner) view(dst *string) bool {
+	if s.Null() {
+		return true
+	}
+	raw, esc, ok := s.Str()
+	switch {
+	case !ok:
+		return false
+	case esc || !utf8.Valid(raw):
+		*dst = jsonscan.Unquote(raw)
+	default:
+		*dst = unsafeString(raw)
+	}
+	return true
+}
+
+// unsafeString is b as a string without a copy, for values that are
+// looked up or parsed and never kept.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
