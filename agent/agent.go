@@ -35,6 +35,11 @@ type Config struct {
 	// FollowUp, if set, is asked when the model stops, for messages that
 	// start another turn.
 	FollowUp func() []llm.Message
+	// Pause, if set, is asked before every model call of a run but its
+	// first, with the context that call would send; true ends the run
+	// there (Outcome.Paused), so the caller can make room (compact) and
+	// continue. The first call is never paused, so a run always advances.
+	Pause func(convo []llm.Message) bool
 }
 
 // ErrMaxTurns is returned when a run reaches Config.MaxTurns model calls.
@@ -65,6 +70,8 @@ type Outcome struct {
 	// Output reports that the failed call had streamed visible output
 	// (text, thinking or a tool call) before it failed.
 	Output bool
+	// Paused reports that Config.Pause ended the run before a call.
+	Paused bool
 }
 
 // Run continues the conversation msgs: it calls the model, runs tools and
@@ -94,6 +101,10 @@ func (c *Config) Run(ctx context.Context, msgs []llm.Message, opts Options, emit
 	for turn := 1; ; turn++ {
 		if turn > maxTurns {
 			return out, fmt.Errorf("%w (%d)", ErrMaxTurns, maxTurns)
+		}
+		if turn > 1 && c.Pause != nil && c.Pause(convo) {
+			out.Paused = true
+			return out, nil
 		}
 		emit(Event{Type: TurnStart})
 		if turn == 1 {

@@ -116,3 +116,30 @@ func TestSteeringSkipsRemainingTools(t *testing.T) {
 		t.Errorf("last added %+v, want the steering message", last)
 	}
 }
+
+// TestPause: Pause is never asked before a run's first call; asked before
+// the next one with the context that call would send, true ends the run
+// there with the tool results in and no further call.
+func TestPause(t *testing.T) {
+	var asked []int
+	cfg := &Config{Provider: loopy{}, Pause: func(convo []llm.Message) bool {
+		asked = append(asked, len(convo))
+		return len(asked) == 2
+	}}
+	var evs []Event
+	out, err := cfg.Run(context.Background(), []llm.Message{user("go")}, Options{}, collect(&evs))
+	if err != nil || !out.Paused {
+		t.Fatalf("err %v, paused %v", err, out.Paused)
+	}
+	// user, then (call, 2 results) per turn: 4 messages before the second
+	// call, 7 before the third.
+	if len(asked) != 2 || asked[0] != 4 || asked[1] != 7 {
+		t.Errorf("asked with contexts of %v messages, want [4 7]", asked)
+	}
+	if last := out.Added[len(out.Added)-1]; last.Role != llm.ToolResult {
+		t.Errorf("paused run ends with %v, want the tool results", last.Role)
+	}
+	if evs[len(evs)-1].Type != AgentEnd {
+		t.Errorf("last event %s", evs[len(evs)-1].Type)
+	}
+}

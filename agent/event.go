@@ -8,7 +8,7 @@ import (
 )
 
 // EventType names a loop event. The values are the RPC wire names
-// (DESIGN §6.2); the session re-exports them beside its own kinds.
+// (docs/rpc.md); the session re-exports them beside its own kinds.
 type EventType string
 
 // The events of the agent loop. Retries, compaction and settling are the

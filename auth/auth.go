@@ -1,4 +1,5 @@
-// Package auth holds rally's credentials (DESIGN §3.1 step 2, §5): several
+// Package auth holds rally's credentials (README, "Credentials, usage
+// limits and fallback models"): several
 // API keys per provider in $RALLY_HOME/auth.json, the usual environment
 // variables as implicit credentials, usage-limit marks that every rally
 // process on the machine shares, and the Rotation that moves a session to

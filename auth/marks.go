@@ -1,19 +1,17 @@
 package auth
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/rally-agent/rally/internal/filelock"
 )
 
 // DefaultBlock is how long a usage limit blocks a credential when the
@@ -133,11 +131,10 @@ func (fm *FileMarks) Block(ctx context.Context, m Mark) error {
 	slices.SortFunc(keep, func(a, b Mark) int {
 		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.ID, b.ID), a.Until.Compare(b.Until))
 	})
-	b, err := json.MarshalIndent(marksFile{Version: 1, Marks: keep}, "", "  ")
-	if err != nil {
+	if err := filelock.WriteJSON(fm.Path, marksFile{Version: 1, Marks: keep}); err != nil {
 		return fmt.Errorf("auth: %w", err)
 	}
-	return writeFile(fm.Path, append(b, '\n'))
+	return nil
 }
 
 // Blocked implements Marks.
@@ -159,18 +156,9 @@ func (fm *FileMarks) Blocked(_ context.Context, provider string) ([]Mark, error)
 // read returns every mark in the file, expired or not; a missing file has
 // none.
 func (fm *FileMarks) read() ([]Mark, error) {
-	b, err := os.ReadFile(fm.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("auth: marks: %w", err)
-	}
 	var f marksFile
-	if len(bytes.TrimSpace(b)) > 0 {
-		if err := json.Unmarshal(b, &f); err != nil {
-			return nil, fmt.Errorf("auth: marks: %s: %w (delete the file to start over)", fm.Path, err)
-		}
+	if err := filelock.ReadJSON(fm.Path, &f); err != nil {
+		return nil, fmt.Errorf("auth: marks: %w", err)
 	}
 	return f.Marks, nil
 }

@@ -1,8 +1,9 @@
 // Package fleet shares what one rally process learns about its providers
-// with every other rally process through Redis (DESIGN §13): usage-limit
-// marks (Marks, behind auth.Marks), cooldowns from 429/503 server hints,
-// per-credential request and token budgets, and a circuit breaker per
-// provider and model (Gate, around one credential's llm.Provider).
+// with every other rally process through Redis: usage-limit
+// marks (Marks, behind auth.Marks), learned context windows (Windows),
+// cooldowns from 429/503 server hints, per-credential request and token
+// budgets, and a circuit breaker per provider and model (Gate, around one
+// credential's llm.Provider).
 //
 // Everything is keyed by provider and key fingerprint (auth.Fingerprint),
 // never by the key. Redis is a helper, not a dependency: every call is
@@ -10,9 +11,8 @@
 // Fleet in local mode (the file store for marks, nothing shared otherwise)
 // with one warning, while a background loop reconnects.
 //
-// Learned context windows (DESIGN §3.4) are not shared yet: no store
-// interface for them exists in the session or auth packages to put Redis
-// behind. When one lands, it belongs here beside Marks.
+// Learned context windows are shared too (Windows, behind the
+// session's Windows interface, beside package window's file store).
 package fleet
 
 import (

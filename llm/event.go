@@ -1,6 +1,7 @@
 package llm
 
-// EventType names a stream event (DESIGN §6.3).
+// EventType names a stream event (message_update's assistantMessageEvent
+// in docs/rpc.md).
 type EventType string
 
 const (

@@ -1,7 +1,7 @@
 // Package llm holds what every provider shares: messages and content
 // blocks, usage and cost, the stream events of a model call, the Provider
 // interface, *APIError, and the model catalog. The JSON shapes are those of
-// the pi coding agent's sessions and RPC protocol (DESIGN §6.3), so its
+// the pi coding agent's sessions and RPC protocol (docs/rpc.md), so its
 // tools read rally's files.
 package llm
 

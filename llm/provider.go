@@ -53,7 +53,7 @@ type ModelCost struct {
 	CacheWrite float64 `json:"cacheWrite"`
 }
 
-// Model describes a model (DESIGN §6.1's model object).
+// Model describes a model (the model object of get_state in docs/rpc.md).
 type Model struct {
 	ID            string    `json:"id"`
 	Name          string    `json:"name"`

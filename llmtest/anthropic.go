@@ -2,6 +2,7 @@ package llmtest
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"net/http"
 )
 
@@ -34,12 +35,7 @@ func (anthropicWire) reply(r *reply) []frame {
 		{"content", []any{}},
 		{"stop_reason", nil},
 		{"stop_sequence", nil},
-		{"usage", obj{
-			{"input_tokens", u.Input},
-			{"cache_creation_input_tokens", u.CacheWrite},
-			{"cache_read_input_tokens", u.CacheRead},
-			{"output_tokens", 1},
-		}},
+		{"usage", anthropicUsage(u, 1)},
 	}})
 	index := 0
 	start := func(block obj) {
@@ -60,10 +56,7 @@ func (anthropicWire) reply(r *reply) []frame {
 		for _, p := range r.thinking {
 			delta(obj{{"type", "thinking_delta"}, {"thinking", p}}, true)
 		}
-		// The signature lets a client send the thinking back; ours is
-		// opaque base64 like the real one, and means nothing.
-		sig := base64.StdEncoding.EncodeToString([]byte("llmtest signature " + r.id("msg_")))
-		delta(obj{{"type", "signature_delta"}, {"signature", sig}}, false)
+		delta(obj{{"type", "signature_delta"}, {"signature", anthropicSignature(r)}}, false)
 		stop()
 	}
 	if len(r.text) > 0 {
@@ -84,12 +77,7 @@ func (anthropicWire) reply(r *reply) []frame {
 	}
 	ev("message_delta", false,
 		kv{"delta", obj{{"stop_reason", anthropicStop(r.stop)}, {"stop_sequence", nil}}},
-		kv{"usage", obj{
-			{"input_tokens", u.Input},
-			{"cache_creation_input_tokens", u.CacheWrite},
-			{"cache_read_input_tokens", u.CacheRead},
-			{"output_tokens", u.Output},
-		}})
+		kv{"usage", anthropicUsage(u, u.Output)})
 	ev("message_stop", false)
 	return fs
 }
@@ -121,4 +109,44 @@ func (anthropicWire) failure(_ *reply, e errSpec, body string, _ int) []frame {
 
 func (anthropicWire) errorBody(e errSpec, r *reply) []byte {
 	return mustJSON(append(anthropicObject(e), kv{"request_id", r.id("req_")}))
+}
+
+// whole is the message object: content blocks complete (thinking with its
+// signature, text, tool_use with input as an object), stop_reason, usage.
+func (anthropicWire) whole(r *reply) []byte {
+	content := []any{}
+	if len(r.thinking) > 0 {
+		content = append(content, obj{{"type", "thinking"}, {"thinking", r.thought()}, {"signature", anthropicSignature(r)}})
+	}
+	if len(r.text) > 0 {
+		content = append(content, obj{{"type", "text"}, {"text", r.fullText()}})
+	}
+	for i, t := range r.tools {
+		content = append(content, obj{{"type", "tool_use"}, {"id", r.toolID("toolu_", i)}, {"name", t.name}, {"input", json.RawMessage(t.args)}})
+	}
+	return append(mustJSON(obj{
+		{"id", r.id("msg_")},
+		{"type", "message"},
+		{"role", "assistant"},
+		{"model", r.model},
+		{"content", content},
+		{"stop_reason", anthropicStop(r.stop)},
+		{"stop_sequence", nil},
+		{"usage", anthropicUsage(r.usage, r.usage.Output)},
+	}), '\n')
+}
+
+func anthropicUsage(u Usage, output int) obj {
+	return obj{
+		{"input_tokens", u.Input},
+		{"cache_creation_input_tokens", u.CacheWrite},
+		{"cache_read_input_tokens", u.CacheRead},
+		{"output_tokens", output},
+	}
+}
+
+// anthropicSignature lets a client send the thinking back; it is opaque
+// base64 like the real one, and means nothing.
+func anthropicSignature(r *reply) string {
+	return base64.StdEncoding.EncodeToString([]byte("llmtest signature " + r.id("msg_")))
 }

@@ -18,9 +18,14 @@ const (
 	OpenAIResponses API = "openai-responses"
 	// AnthropicMessages is POST …/messages.
 	AnthropicMessages API = "anthropic-messages"
-	// GoogleGenerativeAI is POST …/models/{model}:streamGenerateContent.
+	// GoogleGenerativeAI is POST …/models/{model}:streamGenerateContent
+	// (or :generateContent, not streamed).
 	GoogleGenerativeAI API = "google-generative-ai"
 )
+
+// DefaultModel is the model a reply names when the request names none,
+// and the one GET …/models lists unless Server.Models says otherwise.
+const DefaultModel = "llmtest-model"
 
 // APIs lists the formats the Server speaks.
 func APIs() []API {
@@ -29,7 +34,8 @@ func APIs() []API {
 
 // APIOf tells the wire format from a request path, under any prefix
 // ("/v1/chat/completions", "/openai/chat/completions", "/v1beta/models/
-// gemini-2.5-flash:streamGenerateContent"). It returns "" for other paths.
+// gemini-2.5-flash:streamGenerateContent", "…:generateContent"). It
+// returns "" for other paths.
 func APIOf(path string) API {
 	switch {
 	case strings.HasSuffix(path, "/chat/completions"):
@@ -38,7 +44,7 @@ func APIOf(path string) API {
 		return OpenAIResponses
 	case strings.HasSuffix(path, "/messages"):
 		return AnthropicMessages
-	case strings.HasSuffix(path, ":streamGenerateContent"):
+	case strings.HasSuffix(path, ":streamGenerateContent"), strings.HasSuffix(path, ":generateContent"):
 		return GoogleGenerativeAI
 	}
 	return ""
@@ -62,6 +68,9 @@ type wire interface {
 	errorBody(e errSpec, r *reply) []byte
 	// header is set on every response.
 	header(h http.Header, r *reply, stream bool)
+	// whole is the answer of a request that asked for no stream: one
+	// JSON body holding what reply streams.
+	whole(r *reply) []byte
 }
 
 func (a API) wire() wire {
@@ -89,6 +98,7 @@ type reply struct {
 	usage        Usage
 	stop         string // "stop", "length", "toolUse", or a native value
 	includeUsage bool   // Chat Completions: stream_options.include_usage
+	stream       bool   // the client asked for a stream
 }
 
 type tool struct {
@@ -101,6 +111,10 @@ type info struct {
 	model        string
 	messages     int
 	includeUsage bool
+	// stream is what the client asked for: "stream": true in the body
+	// (absent means false, as at the providers), or Gemini's
+	// :streamGenerateContent path.
+	stream bool
 }
 
 func readInfo(api API, path string, body []byte) info {
@@ -109,12 +123,13 @@ func readInfo(api API, path string, body []byte) info {
 		Messages      []json.RawMessage `json:"messages"`
 		Contents      []json.RawMessage `json:"contents"`
 		Input         json.RawMessage   `json:"input"`
+		Stream        bool              `json:"stream"`
 		StreamOptions struct {
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
 	}
 	_ = json.Unmarshal(body, &b) // a body we cannot read still gets an answer
-	in := info{model: b.Model, includeUsage: b.StreamOptions.IncludeUsage}
+	in := info{model: b.Model, includeUsage: b.StreamOptions.IncludeUsage, stream: b.Stream}
 	switch api {
 	case OpenAIResponses:
 		var items []json.RawMessage
@@ -125,6 +140,7 @@ func readInfo(api API, path string, body []byte) info {
 		}
 	case GoogleGenerativeAI:
 		in.messages = len(b.Contents)
+		in.stream = strings.HasSuffix(path, ":streamGenerateContent")
 		if i := strings.LastIndex(path, "/models/"); i >= 0 {
 			m := path[i+len("/models/"):]
 			in.model, _, _ = strings.Cut(m, ":")
@@ -137,9 +153,9 @@ func readInfo(api API, path string, body []byte) info {
 
 // newReply lays out a step's answer for the writers.
 func newReply(st *Step, seq int, in info, bodyLen int, now time.Time) *reply {
-	r := &reply{seq: seq, model: in.model, now: now, includeUsage: in.includeUsage}
+	r := &reply{seq: seq, model: in.model, now: now, includeUsage: in.includeUsage, stream: in.stream}
 	if r.model == "" {
-		r.model = "llmtest-model"
+		r.model = DefaultModel
 	}
 	text := st.Text
 	if text == "" && st.Thinking == "" && len(st.ToolCalls) == 0 {
@@ -147,7 +163,6 @@ func newReply(st *Step, seq int, in info, bodyLen int, now time.Time) *reply {
 	}
 	r.thinking = split(st.Thinking, st.Chunks)
 	r.text = split(text, st.Chunks)
-	pieces := len(r.thinking) + len(r.text)
 	for _, c := range st.ToolCalls {
 		args := c.Arguments
 		if args == "" {
@@ -158,13 +173,12 @@ func newReply(st *Step, seq int, in info, bodyLen int, now time.Time) *reply {
 			n = 3
 		}
 		t := tool{id: c.ID, name: c.Name, args: args, pieces: splitN(args, n)}
-		pieces += len(t.pieces)
 		r.tools = append(r.tools, t)
 	}
 	if st.Usage != nil {
 		r.usage = *st.Usage
 	} else {
-		r.usage = Usage{Input: max(1, bodyLen/4), Output: pieces}
+		r.usage = Usage{Input: max(1, bodyLen/4), Output: r.pieces()}
 	}
 	r.stop = st.Stop
 	if r.stop == "" {
@@ -196,6 +210,15 @@ func sse(event string, data any, delta bool) frame {
 
 func (r *reply) fullText() string { return strings.Join(r.text, "") }
 func (r *reply) thought() string  { return strings.Join(r.thinking, "") }
+
+// pieces counts the chunks a stream of the reply carries.
+func (r *reply) pieces() int {
+	n := len(r.thinking) + len(r.text)
+	for _, t := range r.tools {
+		n += len(t.pieces)
+	}
+	return n
+}
 
 // id is a response id with the provider's prefix, unique per request.
 func (r *reply) id(prefix string) string { return prefix + "llmtest" + itoa(r.seq) }

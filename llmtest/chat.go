@@ -63,7 +63,6 @@ func (chatWire) reply(r *reply) []frame {
 	}
 	fs = append(fs, chunk(obj{}, chatStop(r.stop)))
 	if r.includeUsage {
-		u := r.usage
 		fs = append(fs, sse("", obj{
 			{"id", id},
 			{"object", "chat.completion.chunk"},
@@ -71,13 +70,7 @@ func (chatWire) reply(r *reply) []frame {
 			{"model", r.model},
 			{"system_fingerprint", "fp_llmtest"},
 			{"choices", []any{}},
-			{"usage", obj{
-				{"prompt_tokens", u.Input + u.CacheRead},
-				{"completion_tokens", u.Output},
-				{"total_tokens", u.Input + u.CacheRead + u.Output},
-				{"prompt_tokens_details", obj{{"cached_tokens", u.CacheRead}, {"audio_tokens", 0}}},
-				{"completion_tokens_details", obj{{"reasoning_tokens", 0}, {"audio_tokens", 0}}},
-			}},
+			{"usage", chatUsage(r.usage)},
 		}, false))
 	}
 	return append(fs, sse("", "[DONE]", false))
@@ -106,4 +99,41 @@ func (chatWire) failure(_ *reply, e errSpec, body string, _ int) []frame {
 
 func (chatWire) errorBody(e errSpec, _ *reply) []byte {
 	return append(prettyJSON(obj{{"error", openaiObject(e)}}, "  "), '\n')
+}
+
+// whole is a chat.completion object: the message with its content (null
+// when there are only tool calls), reasoning_content when the step thinks,
+// tool_calls with their arguments whole, finish_reason and usage.
+func (chatWire) whole(r *reply) []byte {
+	msg := obj{{"role", "assistant"}, {"content", nullable(r.fullText())}}
+	if len(r.thinking) > 0 {
+		msg = append(msg, kv{"reasoning_content", r.thought()})
+	}
+	msg = append(msg, kv{"refusal", nil}, kv{"annotations", []any{}})
+	if len(r.tools) > 0 {
+		calls := make([]any, len(r.tools))
+		for i, t := range r.tools {
+			calls[i] = obj{{"id", r.toolID("call_", i)}, {"type", "function"}, {"function", obj{{"name", t.name}, {"arguments", t.args}}}}
+		}
+		msg = append(msg, kv{"tool_calls", calls})
+	}
+	return append(prettyJSON(obj{
+		{"id", r.id("chatcmpl-")},
+		{"object", "chat.completion"},
+		{"created", r.now.Unix()},
+		{"model", r.model},
+		{"choices", []any{obj{{"index", 0}, {"message", msg}, {"logprobs", nil}, {"finish_reason", chatStop(r.stop)}}}},
+		{"usage", chatUsage(r.usage)},
+		{"system_fingerprint", "fp_llmtest"},
+	}, "  "), '\n')
+}
+
+func chatUsage(u Usage) obj {
+	return obj{
+		{"prompt_tokens", u.Input + u.CacheRead},
+		{"completion_tokens", u.Output},
+		{"total_tokens", u.Input + u.CacheRead + u.Output},
+		{"prompt_tokens_details", obj{{"cached_tokens", u.CacheRead}, {"audio_tokens", 0}}},
+		{"completion_tokens_details", obj{{"reasoning_tokens", 0}, {"audio_tokens", 0}}},
+	}
 }

@@ -30,8 +30,14 @@
 //     lines framed with CRLF, parts with text, thought, or functionCall
 //     with args as an object, finishReason and usageMetadata).
 //
-// Every request is answered as a stream (stream: false is not honoured),
-// and the shapes follow real recordings of each provider, including their
+// A request that asks for a stream ("stream": true, or Gemini's
+// :streamGenerateContent) gets one; any other (no "stream", "stream":
+// false, Gemini's :generateContent) gets the whole answer as one JSON body
+// in the provider's shape, as the providers do. GET …/models lists
+// Server.Models in OpenAI's shape (Gemini's for a /v1beta path or a Google
+// key, Anthropic's with an anthropic-version header), and a body that is
+// not a JSON object gets a 400 in the provider's shape without taking a
+// step. The shapes follow real recordings of each provider, including their
 // habits: Anthropic's empty first input_json_delta, OpenAI's tool-call id
 // on the first fragment only, Responses' item id differing from call_id,
 // Gemini's STOP after a function call.
@@ -56,7 +62,9 @@
 //   - ErrorEvent: the provider's in-stream error after After chunks inside
 //     the 200 stream (Anthropic "event: error" overloaded_error, an OpenAI
 //     {"error":…} chunk, Responses "error" + response.failed, a Gemini
-//     error object); Error picks the kind (default overloaded).
+//     error object); Error picks the kind (default overloaded). Without a
+//     stream it is that HTTP error; Drop cuts the JSON body and Stall
+//     holds back the headers.
 //   - Pass: forwarded to Upstream (see below).
 //
 // Steps are JSON-friendly (LoadScript reads a file of them); the JSON form
@@ -72,8 +80,10 @@
 //   - usage-limit: a 429 usage limit (per-day or plan cap) that says it
 //     resets in 5 minutes — longer than rally waits by default, so rally
 //     switches credential or fails fast naming the reset — then success.
-//   - overflow: a 400 context overflow, then success (so compaction can
-//     be seen to work).
+//   - overflow: a 400 context overflow, then a summary (the answer to the
+//     compaction's summary request), then success, so compaction can be
+//     seen to work; History("overflow") is a conversation worth compacting
+//     to start from.
 //   - midstream-drop: the connection drops after 3 chunks, then the same
 //     text in full.
 //   - stall: the stream stalls after 2 chunks (until the client's idle

@@ -7,8 +7,8 @@ import (
 )
 
 // errSpec is one built-in error in one provider's shape. The texts follow
-// the providers' real messages (see DESIGN §2.2), so that rally's
-// classifier meets here what it meets in production.
+// the providers' real messages, so that rally's classifier meets here
+// what it meets in production.
 type errSpec struct {
 	kind    ErrorKind
 	status  int

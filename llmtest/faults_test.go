@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -195,7 +196,7 @@ func TestFaultsOverHTTP2(t *testing.T) {
 	t.Cleanup(func() { s.Close(); hs.Close() })
 	client := hs.Client()
 	do := func() (*http.Response, error) {
-		req, _ := http.NewRequest("POST", hs.URL+pathFor(llmtest.OpenAICompletions), nil)
+		req, _ := http.NewRequest("POST", hs.URL+pathFor(llmtest.OpenAICompletions), strings.NewReader(bodyFor(llmtest.OpenAICompletions)))
 		return client.Do(req)
 	}
 	if resp, err := do(); err == nil {

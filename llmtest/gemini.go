@@ -32,15 +32,9 @@ func (geminiWire) reply(r *reply) []frame {
 	for _, p := range r.text {
 		parts = append(parts, obj{{"text", p}})
 	}
-	for i, t := range r.tools {
-		// Gemini sends args as an object, whole, one call per chunk (as
-		// Gemini 3 does); an id only when the script gave one (2.x has
-		// none).
-		call := obj{{"name", t.name}, {"args", json.RawMessage(t.args)}}
-		if t.id != "" {
-			call = append(call, kv{"id", r.toolID("", i)})
-		}
-		parts = append(parts, obj{{"functionCall", call}})
+	for i := range r.tools {
+		// One call per chunk, as Gemini 3 sends them.
+		parts = append(parts, geminiCall(r, i))
 	}
 	u := r.usage
 	fs := make([]frame, 0, len(parts))
@@ -49,14 +43,7 @@ func (geminiWire) reply(r *reply) []frame {
 		usage := obj{{"promptTokenCount", u.Input + u.CacheRead}, {"totalTokenCount", u.Input + u.CacheRead}}
 		if i == len(parts)-1 {
 			cand = append(cand, kv{"finishReason", geminiStop(r.stop)})
-			usage = obj{
-				{"promptTokenCount", u.Input + u.CacheRead},
-				{"candidatesTokenCount", u.Output},
-				{"totalTokenCount", u.Input + u.CacheRead + u.Output},
-			}
-			if u.CacheRead > 0 {
-				usage = append(usage, kv{"cachedContentTokenCount", u.CacheRead})
-			}
+			usage = geminiUsage(u)
 		}
 		cand = append(cand, kv{"index", 0})
 		fs = append(fs, geminiFrame(obj{
@@ -102,4 +89,54 @@ func (geminiWire) failure(_ *reply, e errSpec, body string, _ int) []frame {
 
 func (geminiWire) errorBody(e errSpec, _ *reply) []byte {
 	return append(prettyJSON(geminiObject(e, true), "  "), '\n')
+}
+
+// whole is a :generateContent answer: one candidate holding every part
+// (the thought and the text each in one piece), finishReason and the
+// full usageMetadata.
+func (geminiWire) whole(r *reply) []byte {
+	var parts []any
+	if len(r.thinking) > 0 {
+		parts = append(parts, obj{{"text", r.thought()}, {"thought", true}})
+	}
+	if len(r.text) > 0 {
+		parts = append(parts, obj{{"text", r.fullText()}})
+	}
+	for i := range r.tools {
+		parts = append(parts, geminiCall(r, i))
+	}
+	return append(prettyJSON(obj{
+		{"candidates", []any{obj{
+			{"content", obj{{"parts", parts}, {"role", "model"}}},
+			{"finishReason", geminiStop(r.stop)},
+			{"index", 0},
+		}}},
+		{"usageMetadata", geminiUsage(r.usage)},
+		{"modelVersion", r.model},
+		{"responseId", r.id("")},
+	}, "  "), '\n')
+}
+
+// geminiCall is tool i as a functionCall part: args as an object, whole;
+// an id only when the script gave one (Gemini 2.x sends none).
+func geminiCall(r *reply, i int) obj {
+	t := r.tools[i]
+	call := obj{{"name", t.name}, {"args", json.RawMessage(t.args)}}
+	if t.id != "" {
+		call = append(call, kv{"id", r.toolID("", i)})
+	}
+	return obj{{"functionCall", call}}
+}
+
+// geminiUsage is the usageMetadata of a finished answer.
+func geminiUsage(u Usage) obj {
+	usage := obj{
+		{"promptTokenCount", u.Input + u.CacheRead},
+		{"candidatesTokenCount", u.Output},
+		{"totalTokenCount", u.Input + u.CacheRead + u.Output},
+	}
+	if u.CacheRead > 0 {
+		usage = append(usage, kv{"cachedContentTokenCount", u.CacheRead})
+	}
+	return usage
 }

@@ -74,7 +74,7 @@ func TestAPIOf(t *testing.T) {
 		"/v1/messages":                           AnthropicMessages,
 		"/anthropic/v1/messages":                 AnthropicMessages,
 		"/v1beta/models/gemini-2.5-pro:streamGenerateContent": GoogleGenerativeAI,
-		"/v1beta/models/gemini-2.5-pro:generateContent":       "",
+		"/v1beta/models/gemini-2.5-pro:generateContent":       GoogleGenerativeAI,
 		"/v1/models": "",
 	} {
 		if got := APIOf(path); got != want {

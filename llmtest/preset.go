@@ -22,7 +22,9 @@ func Preset(name string) ([]Step, error) {
 	case "usage-limit":
 		return []Step{{Fault: HTTPError, Error: UsageLimit}, {}}, nil
 	case "overflow":
-		return []Step{{Fault: HTTPError, Error: Overflow}, {}}, nil
+		// The second request is the client's compaction asking for a
+		// summary of the History it sent.
+		return []Step{{Fault: HTTPError, Error: Overflow}, {Text: overflowSummary}, {}}, nil
 	case "midstream-drop":
 		return []Step{{Fault: Drop, After: 3, Text: midstreamText}, {Text: midstreamText}}, nil
 	case "stall":
@@ -35,3 +37,50 @@ func Preset(name string) ([]Step, error) {
 func Presets() []string {
 	return []string{"flaky", "midstream-drop", "overflow", "overloaded", "rate-limited", "stall", "usage-limit"}
 }
+
+// Turn is one message of a conversation: Role "user" or "assistant".
+type Turn struct {
+	Role, Text string
+}
+
+// History returns the conversation a preset is meant to continue, for a
+// client to start from (rally's --preset demo does): the overflow preset
+// needs one worth compacting, the others none (nil).
+func History(name string) []Turn {
+	if name != "overflow" {
+		return nil
+	}
+	var log strings.Builder
+	log.WriteString("$ go test ./report/...\n")
+	for i := range 60 {
+		fmt.Fprintf(&log, "=== RUN   TestExportCSV/row_%03d\n--- PASS: TestExportCSV/row_%03d (0.00s)\n", i, i)
+	}
+	log.WriteString("PASS\nok  \texample.com/shop/report\t0.412s")
+	return []Turn{
+		{"user", "The report command should be able to write CSV. Add a --csv flag to `shop report` that writes the same rows as the table, with a header row."},
+		{"assistant", "I added `--csv` to `shop report` in report/cmd.go. It reuses the rows the table printer gets, writes them with encoding/csv (so commas and quotes in product names are escaped), and puts the column names in a header row. The table output is unchanged without the flag. I also added TestExportCSV in report/csv_test.go with one case per fixture row."},
+		{"user", "Run the tests and show me the output."},
+		{"assistant", "All of them pass:\n\n" + log.String()},
+		{"user", "Good. Make the header row optional: --no-header."},
+		{"assistant", "Done: `shop report --csv --no-header` skips the header row; `--no-header` without `--csv` is refused with a usage error. The tests cover both."},
+	}
+}
+
+// overflowSummary is the overflow preset's answer to the compaction's
+// summary request: the History, summarised as rally asks.
+const overflowSummary = `## Goal
+Add CSV output to ` + "`shop report`" + `: a --csv flag, then an optional header row (--no-header).
+
+## Decisions
+- CSV reuses the table's rows and encoding/csv, so names with commas or quotes are escaped.
+- --no-header without --csv is a usage error.
+
+## Files touched
+- report/cmd.go: the --csv and --no-header flags.
+- report/csv_test.go: TestExportCSV, one case per fixture row.
+
+## Done
+- bash: go test ./report/... (60 cases, all pass)
+
+## Open tasks
+Continue with the user's next request.`

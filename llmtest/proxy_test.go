@@ -111,7 +111,7 @@ func TestProxyInjectsFaults(t *testing.T) {
 			t.Error("key in the proxy's record")
 		}
 	}
-	if strings.Join(outs, ",") != "http 529,upstream 200,drop after 1,upstream 200,upstream 404" {
+	if strings.Join(outs, ",") != "http 529,upstream 200,drop after 1,upstream 200,upstream 200" {
 		t.Errorf("outcomes %q", outs)
 	}
 	if reqs := front.Requests(); reqs[4].Step != 0 || len(upSeen()) != 3 {

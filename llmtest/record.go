@@ -33,7 +33,9 @@ type Request struct {
 	// input or contents).
 	Messages int `json:"messages"`
 	// Outcome is what the Server did: "ok", "http 503", "reset",
-	// "drop after 3", "stall after 2", "error event after 2", "replay",
+	// "drop after 3", "stall after 2", "error event after 2", "drop
+	// mid-body" and "stall before headers" (no stream asked for),
+	// "models" (GET …/models), "http 400 malformed body", "replay",
 	// "upstream 200", "upstream error", "invalid step", "client gone
 	// after 1" (the client left during a delay), "aborted after 1" (the
 	// Server was closed), or "" until decided. It is recorded before the client can see it

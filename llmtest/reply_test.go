@@ -192,13 +192,13 @@ func TestDelayIsPerChunk(t *testing.T) {
 
 func TestUnknownPathTakesNoStep(t *testing.T) {
 	s := llmtest.NewServer(t, llmtest.Step{Error: llmtest.Auth}, llmtest.Step{})
-	resp, err := http.Get(s.URL + "/v1/models")
+	resp, err := http.Get(s.URL + "/v1/files")
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if resp.StatusCode != 404 {
-		t.Errorf("GET /v1/models: %d", resp.StatusCode)
+		t.Errorf("GET /v1/files: %d", resp.StatusCode)
 	}
 	if resp := mustPost(t, s.URL, llmtest.OpenAICompletions); resp.StatusCode != 401 {
 		t.Errorf("first API request got %d, want the first step's 401", resp.StatusCode)

@@ -48,6 +48,23 @@ func (responsesWire) reply(r *reply) []frame {
 	w := &respWriter{r: r}
 	w.add("response.created", false, kv{"response", w.response("in_progress", []any{}, nil, nil, nil)})
 	w.add("response.in_progress", false, kv{"response", w.response("in_progress", []any{}, nil, nil, nil)})
+	typ, resp := w.final()
+	w.add(typ, false, kv{"response", resp})
+	return w.fs
+}
+
+// whole is the response object response.completed carries (or
+// response.incomplete for a cut answer), on its own.
+func (responsesWire) whole(r *reply) []byte {
+	w := &respWriter{r: r}
+	_, resp := w.final() // the events it frames on the way are not sent
+	return append(prettyJSON(resp, "  "), '\n')
+}
+
+// final streams the output items and returns the closing event's type and
+// the finished response.
+func (w *respWriter) final() (typ string, resp obj) {
+	r := w.r
 	var output []any
 	if len(r.thinking) > 0 {
 		output = append(output, w.reasoning(len(output)))
@@ -57,6 +74,9 @@ func (responsesWire) reply(r *reply) []frame {
 	}
 	for i := range r.tools {
 		output = append(output, w.call(len(output), i))
+	}
+	if output == nil {
+		output = []any{}
 	}
 	u := r.usage
 	usage := obj{
@@ -68,15 +88,13 @@ func (responsesWire) reply(r *reply) []frame {
 	}
 	switch r.stop {
 	case "stop", "toolUse":
-		w.add("response.completed", false, kv{"response", w.response("completed", output, usage, nil, nil)})
-	default:
-		reason := r.stop
-		if reason == "length" {
-			reason = "max_output_tokens"
-		}
-		w.add("response.incomplete", false, kv{"response", w.response("incomplete", output, usage, nil, obj{{"reason", reason}})})
+		return "response.completed", w.response("completed", output, usage, nil, nil)
 	}
-	return w.fs
+	reason := r.stop
+	if reason == "length" {
+		reason = "max_output_tokens"
+	}
+	return "response.incomplete", w.response("incomplete", output, usage, nil, obj{{"reason", reason}})
 }
 
 func (w *respWriter) reasoning(out int) obj {

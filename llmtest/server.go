@@ -15,8 +15,14 @@ import (
 // path asks for, and records what it saw. Request n gets Script[n-1]; past
 // the end the last step repeats, and an empty Script answers every request
 // with a plain text reply. Only POSTs to a known API path take a step (and
-// any request does when the step is a Raw replay); other requests get a
-// 404, or go to Upstream untouched when one is set.
+// any request does when the step is a Raw replay); a GET of …/models gets
+// the model list, a body that is not a JSON object a 400 in the API's
+// shape, and other requests a 404, or they go to Upstream untouched when
+// one is set.
+//
+// A request that asks for a stream ("stream": true, Gemini's
+// :streamGenerateContent) gets one; any other gets the whole answer as
+// one JSON body, as the providers do.
 //
 // Set the exported fields before serving the first request and do not
 // change them afterwards. A Server is safe for concurrent requests.
@@ -37,6 +43,9 @@ type Server struct {
 	Now func() time.Time
 	// URL is the base URL once Start has run.
 	URL string
+	// Models is what GET …/models lists; empty lists DefaultModel. Any
+	// model name is answered either way.
+	Models []string
 
 	initOnce  sync.Once
 	closeOnce sync.Once
@@ -121,7 +130,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		Attempt: r.Header.Get("x-rally-attempt"), AuthHeader: where, Credential: x.cred,
 		Model: in.model, Messages: in.messages,
 	}
-	if readErr == nil {
+	var bad error
+	if readErr == nil && api != "" && r.Method == http.MethodPost {
+		bad = malformed(body)
+	}
+	if readErr == nil && bad == nil {
 		x.st, rec.Step, x.matched = s.take(api, r.Method)
 	}
 	s.reqs = append(s.reqs, rec)
@@ -135,6 +148,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if readErr != nil {
 		x.set("http 413")
 		http.Error(w, "llmtest: read body: "+readErr.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
+	if bad != nil {
+		x.badBody(bad)
 		return
 	}
 	x.serve()
@@ -165,11 +182,14 @@ func (x *exchange) serve() {
 	}
 	switch f := st.fault(); {
 	case !x.matched:
-		if x.s.proxy != nil {
+		switch {
+		case x.s.proxy != nil:
 			x.forward()
-			return
+		case isModels(x.r):
+			x.models()
+		default:
+			x.notFound()
 		}
-		x.notFound()
 	case st.Raw != nil || st.RawFile != "":
 		x.replay()
 	case f == Reset:
@@ -179,6 +199,8 @@ func (x *exchange) serve() {
 		x.httpError()
 	case (f == NoFault || f == Pass) && x.s.proxy != nil:
 		x.forward()
+	case !x.rp.stream:
+		x.whole()
 	default:
 		x.streamHeaders()
 		x.stream(x.api.wire().reply(x.rp), http.StatusOK, "ok")
@@ -226,6 +248,6 @@ func (x *exchange) notFound() {
 	x.set("http 404")
 	x.w.Header().Set("Content-Type", "application/json")
 	x.w.WriteHeader(http.StatusNotFound)
-	msg := fmt.Sprintf("llmtest: no LLM API at %s %s; want POST …/chat/completions, …/responses, …/messages or …/models/{model}:streamGenerateContent", x.r.Method, x.r.URL.Path)
+	msg := fmt.Sprintf("llmtest: no LLM API at %s %s; want POST …/chat/completions, …/responses, …/messages or …/models/{model}:streamGenerateContent, or GET …/models", x.r.Method, x.r.URL.Path)
 	_, _ = x.w.Write(append(mustJSON(obj{{"error", obj{{"message", msg}, {"type", "invalid_request_error"}}}}), '\n'))
 }

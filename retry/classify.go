@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Classify gives a failure its class, following DESIGN §2.2 in order:
+// Classify gives a failure its class, by these rules in order:
 // context overflow first, then an explicit x-should-retry header, then
 // structured fields (HTTP status, error type and code, Go transport error
 // types), then the text of the message, and Fatal for anything else.
@@ -26,26 +26,27 @@ import (
 func Classify(f Failure) Verdict {
 	ft := parse(f)
 	if r := overflow(&ft); r != "" {
-		return Verdict{ContextOverflow, r}
+		w, n := sizes(&ft)
+		return Verdict{Class: ContextOverflow, Reason: r, Window: w, Requested: n}
 	}
 	if f.Header != nil {
 		switch strings.ToLower(strings.TrimSpace(f.Header.Get("x-should-retry"))) {
 		case "true":
 			if c, r := structured(f, &ft); c == UsageLimit {
-				return Verdict{c, r + "; x-should-retry: true"}
+				return Verdict{Class: c, Reason: r + "; x-should-retry: true"}
 			}
-			return Verdict{Transient, "x-should-retry: true"}
+			return Verdict{Class: Transient, Reason: "x-should-retry: true"}
 		case "false":
-			return Verdict{Fatal, "x-should-retry: false"}
+			return Verdict{Class: Fatal, Reason: "x-should-retry: false"}
 		}
 	}
 	if c, r := structured(f, &ft); r != "" {
-		return Verdict{c, r}
+		return Verdict{Class: c, Reason: r}
 	}
 	if c, r := textual(&ft); r != "" {
-		return Verdict{c, r}
+		return Verdict{Class: c, Reason: r}
 	}
-	return Verdict{Fatal, "unrecognised error"}
+	return Verdict{Class: Fatal, Reason: "unrecognised error"}
 }
 
 // overflowCodes are structured codes that mean the request does not fit.

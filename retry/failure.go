@@ -60,4 +60,9 @@ type Verdict struct {
 	// Reason says in a few words which rule decided, for logs and
 	// `rally classify`.
 	Reason string
+	// Window and Requested are what a ContextOverflow states, 0 when it
+	// does not: the model's context window ("maximum context length is
+	// 8192 tokens", "n_ctx (4096)", "limit of 64000") and the size in
+	// tokens of the request's input that did not fit.
+	Window, Requested int
 }

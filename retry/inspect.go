@@ -14,6 +14,9 @@ type Report struct {
 	Hint time.Duration
 	// Message is the failure's text.
 	Message string
+	// Window and Requested are the sizes a ContextOverflow states (see
+	// Verdict): the context window to learn, the request that overflowed.
+	Window, Requested int
 }
 
 // Inspect reads a failed model call once: FailureOf, Classify and Hint
@@ -25,5 +28,5 @@ func Inspect(err error, now time.Time) Report {
 	}
 	f := FailureOf(err)
 	v := Classify(f)
-	return Report{Class: v.Class, Reason: v.Reason, Hint: Hint(f, now), Message: err.Error()}
+	return Report{Class: v.Class, Reason: v.Reason, Hint: Hint(f, now), Message: err.Error(), Window: v.Window, Requested: v.Requested}
 }

@@ -22,6 +22,9 @@ type facts struct {
 	// hints holds raw values of hint-bearing JSON fields, keyed by
 	// lowercased field name ("retrydelay", "resets_in_seconds", …).
 	hints map[string]string
+	// nCtx and nPrompt are llama.cpp's n_ctx and n_prompt_tokens fields:
+	// the window and the request's size, when an error carries them.
+	nCtx, nPrompt int
 }
 
 // maxWalk bounds how much of a hostile body is walked.
@@ -97,6 +100,14 @@ func (ft *facts) number(key, raw string, text *strings.Builder) {
 	case "code", "status", "status_code", "statuscode":
 		if v >= 400 && v < 600 && ft.status == 0 {
 			ft.status = int(v)
+		}
+	case "n_ctx":
+		if v > 0 && v <= maxWindow {
+			ft.nCtx = int(v)
+		}
+	case "n_prompt_tokens":
+		if v > 0 && v <= maxWindow {
+			ft.nPrompt = int(v)
 		}
 	}
 }

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Defaults of DESIGN §2.4. Default returns a Policy carrying them.
+// Defaults of the retry settings (README, "Every key"). Default returns a
+// Policy carrying them.
 const (
 	DefaultMaxRetries = 3
 	DefaultBaseDelay  = 2 * time.Second
@@ -39,7 +40,7 @@ type Policy struct {
 	BeforeOutput bool
 }
 
-// Default returns the policy of DESIGN §2.4: 3 retries, 2 s base, 60 s cap,
+// Default returns the default policy: 3 retries, 2 s base, 60 s cap,
 // no jitter.
 func Default() Policy {
 	return Policy{MaxRetries: DefaultMaxRetries, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay}

@@ -1,4 +1,4 @@
-// Package rpc is rally's JSON-lines protocol (DESIGN §6): the command,
+// Package rpc is rally's JSON-lines protocol (docs/rpc.md): the command,
 // response and event types, the server behind `rally --mode rpc` (Serve),
 // and a Go client (Client) that starts or attaches to such a server.
 //

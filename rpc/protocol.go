@@ -113,6 +113,9 @@ type State struct {
 	AutoRetryEnabled bool `json:"autoRetryEnabled"`
 	IsRetrying       bool `json:"isRetrying"`
 	RetryAttempt     int  `json:"retryAttempt"`
+	// LoadWarnings says what loading the resumed session file skipped or
+	// repaired (a torn last line, dropped bad lines); absent when nothing.
+	LoadWarnings []string `json:"loadWarnings,omitempty"`
 }
 
 // SessionStats is the data of get_session_stats.

@@ -55,55 +55,63 @@ func TestRetryOverProcess(t *testing.T) {
 }
 
 // TestAbortRetryOverProcess: during a 5 s retry wait get_state reports
-// isRetrying and the attempt, abort_retry is answered and ends the chain
-// with "Retry cancelled" long before the wait would have.
+// isRetrying and the attempt; abort_retry, and set_auto_retry false as
+// well, is answered and ends the chain with "Retry cancelled" long before
+// the wait would have.
 func TestAbortRetryOverProcess(t *testing.T) {
-	isolate(t, `{"retry":{"baseDelayMs":5000}}`)
-	srv := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded})
-	p := startProc(t, fakeArgs(srv)...)
+	for name, cmd := range map[string]string{
+		"abort_retry":          `"type":"abort_retry"`,
+		"set_auto_retry false": `"type":"set_auto_retry","enabled":false`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			isolate(t, `{"retry":{"baseDelayMs":5000}}`)
+			srv := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded})
+			p := startProc(t, fakeArgs(srv)...)
 
-	p.send(`{"id":"p1","type":"prompt","message":"hi"}`)
-	if r := p.response("p1"); r["success"] != true {
-		t.Fatalf("prompt: %v", r)
-	}
-	start := p.event(session.AutoRetryStart)
-	if start["delayMs"] != 5000.0 || start["attempt"] != 1.0 {
-		t.Errorf("auto_retry_start %v", start)
-	}
-	p.send(`{"id":"s1","type":"get_state"}`)
-	st := p.response("s1")["data"].(map[string]any)
-	if st["isRetrying"] != true || st["retryAttempt"] != 1.0 || st["isStreaming"] != false || st["messageCount"] != 1.0 || st["autoRetryEnabled"] != true {
-		t.Errorf("state during the wait: %v", st)
-	}
-	sent := time.Now()
-	p.send(`{"id":"a1","type":"abort_retry"}`)
-	var end, resp map[string]any
-	p.until("abort_retry's response and auto_retry_end", func(m map[string]any) bool {
-		switch {
-		case m["type"] == string(session.AutoRetryEnd):
-			end = m
-		case m["id"] == "a1":
-			resp = m
-		}
-		return end != nil && resp != nil
-	})
-	if took := time.Since(sent); took > 2*time.Second { // the wait was 5 s
-		t.Errorf("abort_retry took %v", took)
-	}
-	if resp["success"] != true {
-		t.Errorf("abort_retry: %v", resp)
-	}
-	if end["success"] != false || end["finalError"] != "Retry cancelled" || end["attempt"] != 1.0 {
-		t.Errorf("auto_retry_end %v", end)
-	}
-	p.event(session.AgentSettled)
-	p.send(`{"id":"s2","type":"get_state"}`)
-	st = p.response("s2")["data"].(map[string]any)
-	if st["isRetrying"] != false || st["retryAttempt"] != 0.0 || st["isStreaming"] != false {
-		t.Errorf("state after abort_retry: %v", st)
-	}
-	if n := len(srv.Requests()); n != 1 {
-		t.Errorf("%d model calls, want 1 (the retry was cancelled)", n)
+			p.send(`{"id":"p1","type":"prompt","message":"hi"}`)
+			if r := p.response("p1"); r["success"] != true {
+				t.Fatalf("prompt: %v", r)
+			}
+			start := p.event(session.AutoRetryStart)
+			if start["delayMs"] != 5000.0 || start["attempt"] != 1.0 {
+				t.Errorf("auto_retry_start %v", start)
+			}
+			p.send(`{"id":"s1","type":"get_state"}`)
+			st := p.response("s1")["data"].(map[string]any)
+			if st["isRetrying"] != true || st["retryAttempt"] != 1.0 || st["isStreaming"] != false || st["messageCount"] != 1.0 || st["autoRetryEnabled"] != true {
+				t.Errorf("state during the wait: %v", st)
+			}
+			sent := time.Now()
+			p.send(`{"id":"a1",` + cmd + `}`)
+			var end, resp map[string]any
+			p.until("the response and auto_retry_end", func(m map[string]any) bool {
+				switch {
+				case m["type"] == string(session.AutoRetryEnd):
+					end = m
+				case m["id"] == "a1":
+					resp = m
+				}
+				return end != nil && resp != nil
+			})
+			if took := time.Since(sent); took > 2*time.Second { // the wait was 5 s
+				t.Errorf("the wait ended after %v", took)
+			}
+			if resp["success"] != true {
+				t.Errorf("response: %v", resp)
+			}
+			if end["success"] != false || end["finalError"] != "Retry cancelled" || end["attempt"] != 1.0 {
+				t.Errorf("auto_retry_end %v", end)
+			}
+			p.event(session.AgentSettled)
+			p.send(`{"id":"s2","type":"get_state"}`)
+			st = p.response("s2")["data"].(map[string]any)
+			if st["isRetrying"] != false || st["retryAttempt"] != 0.0 || st["isStreaming"] != false {
+				t.Errorf("state after the wait: %v", st)
+			}
+			if n := len(srv.Requests()); n != 1 {
+				t.Errorf("%d model calls, want 1 (the retry was cancelled)", n)
+			}
+		})
 	}
 }
 

@@ -32,6 +32,7 @@ func (s *server) state(sess *session.Session) State {
 		AutoRetryEnabled:      st.AutoRetryEnabled,
 		IsRetrying:            st.Retrying,
 		RetryAttempt:          st.RetryAttempt,
+		LoadWarnings:          st.LoadWarnings,
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
@@ -40,13 +41,58 @@ type CompactionResult struct {
 	TokensBefore     int    `json:"tokensBefore"`
 }
 
-// compact replaces the older part of the working context with a summary
-// written by the current model, keeping the recent part whole.
+// compact makes the working context fit: it summarises the older part
+// with the current model and keeps the recent part whole; when the result
+// still does not fit the context window, it compacts once more keeping a
+// quarter as much, and then, only then, fails with a *TooLargeError that
+// names both numbers.
 func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetry bool) (*CompactionResult, error) {
+	return s.compactFor(ctx, reason, willRetry, nil)
+}
+
+// compactFor is compact for a call that sends next after the context (a
+// prompt not yet in it): that is what must fit.
+func (s *Session) compactFor(ctx context.Context, reason CompactionReason, willRetry bool, next []llm.Message) (*CompactionResult, error) {
+	m := s.model()
+	keep := s.keepBudget(m)
+	res, err := s.compactKeep(ctx, reason, willRetry, keep)
+	if err != nil || m.ContextWindow <= 0 {
+		return res, err
+	}
+	if need := s.need(append(s.sendable(), next...)); need <= m.ContextWindow {
+		return res, nil
+	}
+	return s.shrink(ctx, reason, willRetry, keep, next)
+}
+
+// shrink is the second compaction, with a quarter of keep: for a context
+// that a compaction left too large (the estimate said so, or the provider
+// did). It fails when even that does not fit.
+func (s *Session) shrink(ctx context.Context, reason CompactionReason, willRetry bool, keep int, next []llm.Message) (*CompactionResult, error) {
+	m := s.model()
+	s.mu.Lock()
+	s.shrunk = true
+	s.mu.Unlock()
+	res, err := s.compactKeep(ctx, reason, willRetry, max(keep/4, 1))
+	if errors.Is(err, ErrNothingToCompact) {
+		err = nil // all that is left is the summary and the last turn
+	}
+	if err != nil {
+		return res, err
+	}
+	if need := s.need(append(s.sendable(), next...)); m.ContextWindow > 0 && need > m.ContextWindow {
+		return res, &TooLargeError{Need: need, Window: m.ContextWindow, Compacted: true}
+	}
+	return res, nil
+}
+
+// compactKeep is one compaction keeping keep tokens of the recent
+// conversation whole.
+func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, willRetry bool, keep int) (*CompactionResult, error) {
 	s.mu.Lock()
 	msgs := append([]llm.Message(nil), s.messages...)
 	ids := append([]string(nil), s.ids...)
-	provider, model := s.target.Provider, s.target.Model
+	provider, model := s.target.Provider, s.effective(s.target.Model)
 	s.compacting = true
 	s.mu.Unlock()
 	defer func() {
@@ -63,7 +109,7 @@ func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetr
 		s.hub.emit(e)
 	}
 
-	cut := cutPoint(msgs, s.keepBudget(model))
+	cut := cutPoint(msgs, keep)
 	if cut <= 0 {
 		end(nil, nil, false)
 		return nil, ErrNothingToCompact
@@ -82,7 +128,7 @@ func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetr
 	res := &CompactionResult{Summary: summary, FirstKeptEntryID: ids[cut], TokensBefore: before}
 	if j := s.cfg.Store; j != nil {
 		if err := j.AppendCompaction(summary, res.FirstKeptEntryID, before); err != nil {
-			s.logger().Error("session: persist compaction", "err", err)
+			s.storeFailed(OpSaveCompaction, err)
 		}
 	}
 	head := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(journal.SummaryText(summary))}, Timestamp: llm.Now()}
@@ -134,24 +180,77 @@ func cutPoint(msgs []llm.Message, keep int) int {
 	return cut
 }
 
-// summaryPrompt asks for the structured summary of DESIGN §3.4's issue.
+// summaryPrompt asks for a structured summary: goal, decisions, files
+// touched, what is done, open tasks.
 const summaryPrompt = `You summarise a coding agent's conversation so that the work can continue from the summary alone. ` +
 	`Write these sections in Markdown: "## Goal" (what the user wants, in their words where possible), ` +
 	`"## Decisions" (what was decided and why), "## Files touched" (paths and what changed), ` +
 	`"## Done" (commands run and tools used, one per line as "- tool: arguments"), ` +
 	`"## Open tasks" (what is left). Be concise and exact; keep names, paths and numbers.`
 
-// summarize asks the model for a summary of older. Its call follows the
-// retry policy for transient failures, quietly (the prompt's own retry
-// events are not involved).
+// summarize asks the model for a summary of older. Every request fits
+// the model's window: an older part too large for one is summarised in
+// pieces, each request carrying the summary so far (a rolling summary).
 func (s *Session) summarize(ctx context.Context, p llm.Provider, m llm.Model, older []llm.Message) (string, error) {
-	text := transcript(older, m.ContextWindow)
-	req := &llm.Request{
-		Model:     m,
-		System:    summaryPrompt,
-		Messages:  []llm.Message{{Role: llm.User, Content: []llm.Content{llm.Text("Summarise this conversation:\n\n<conversation>\n" + text + "\n</conversation>")}, Timestamp: llm.Now()}},
-		MaxTokens: min(max(m.MaxTokens, 1024), 4096),
+	b := s.summaryBudget(m)
+	summary := ""
+	for i, piece := range pieces(older, b.pieceChars) {
+		if i > 0 {
+			// The summary so far opens the next piece the way a compacted
+			// context opens with its summary, so one summary covers both.
+			piece = "[user]: " + journal.SummaryText(summary) + "\n" + piece
+		}
+		text := "Summarise this conversation:\n\n<conversation>\n" + piece + "</conversation>"
+		req := &llm.Request{
+			Model:     m,
+			System:    summaryPrompt,
+			Messages:  []llm.Message{{Role: llm.User, Content: []llm.Content{llm.Text(text)}, Timestamp: llm.Now()}},
+			MaxTokens: b.output,
+		}
+		out, err := s.summaryCall(ctx, p, m, req)
+		if err != nil {
+			return "", err
+		}
+		summary = out
 	}
+	return summary, nil
+}
+
+// summaryBudget sizes the summary requests for m's window.
+type summaryBudget struct {
+	output     int // the summary's max tokens
+	pieceChars int // transcript characters one request may carry; 0: no limit
+}
+
+// Room kept free in a summary request, on top of the output and the
+// instructions: the estimate is only an estimate.
+const (
+	summaryMargin   = 10 // percent of the window
+	minSummaryChars = 800
+)
+
+func (s *Session) summaryBudget(m llm.Model) summaryBudget {
+	b := summaryBudget{output: min(max(m.MaxTokens, 1024), 4096)}
+	w := m.ContextWindow
+	if w <= 0 {
+		return b
+	}
+	b.output = min(b.output, max(w/4, 64))
+	s.mu.Lock()
+	scale := max(s.scale, 1)
+	s.mu.Unlock()
+	// The instructions, the previous summary (at most one output long)
+	// and the framing words come on top of the piece.
+	fixed := (len(summaryPrompt)+400)/4 + b.output
+	room := w - w*summaryMargin/100 - b.output - fixed
+	b.pieceChars = max(int(float64(room)*4/scale), minSummaryChars)
+	return b
+}
+
+// summaryCall makes one summary call. It follows the retry policy for
+// transient failures, quietly (the prompt's own retry events are not
+// involved).
+func (s *Session) summaryCall(ctx context.Context, p llm.Provider, m llm.Model, req *llm.Request) (string, error) {
 	pol := s.policy(m.Provider)
 	for n := 1; ; n++ {
 		req.Attempt = n
@@ -196,13 +295,26 @@ func (s *Session) call(ctx context.Context, p llm.Provider, req *llm.Request) (s
 }
 
 // perMessage caps one message in the transcript sent for summary: a huge
-// tool output says little that its first part does not.
+// tool output says little that its start and end do not.
 const perMessage = 4000
 
-// transcript renders messages as plain text for the summary call, fitted
-// to the model's window (keeping the start and the end when it must cut).
-func transcript(ms []llm.Message, window int) string {
+// pieces renders messages as plain text for the summary calls, in pieces
+// of at most limit characters (0: one piece), cut between messages; a
+// message longer than a piece by itself is cut to its head and tail.
+func pieces(ms []llm.Message, limit int) []string {
+	each := perMessage
+	if limit > 0 {
+		each = min(each, limit)
+	}
+	var out []string
 	var b strings.Builder
+	add := func(line string) {
+		if limit > 0 && b.Len() > 0 && b.Len()+len(line) > limit {
+			out = append(out, b.String())
+			b.Reset()
+		}
+		b.WriteString(line)
+	}
 	for i := range ms {
 		m := &ms[i]
 		var role string
@@ -217,29 +329,35 @@ func transcript(ms []llm.Message, window int) string {
 			role = string(m.Role)
 		}
 		if t := strings.TrimSpace(m.TextOf()); t != "" {
-			fmt.Fprintf(&b, "[%s]: %s\n", role, clip(t, perMessage))
+			add(fmt.Sprintf("[%s]: %s\n", role, headTail(t, each-len(role)-6)))
 		}
 		for _, c := range m.ToolCalls() {
-			fmt.Fprintf(&b, "[assistant calls %s]: %s\n", c.Name, clip(string(c.Arguments), perMessage))
+			add(fmt.Sprintf("[assistant calls %s]: %s\n", c.Name, headTail(string(c.Arguments), each-len(c.Name)-22)))
 		}
 	}
-	out := b.String()
-	if window <= 0 {
-		return out
+	if b.Len() > 0 || len(out) == 0 {
+		out = append(out, b.String())
 	}
-	// Leave room for the instructions and the summary itself.
-	limit := max(window*4*60/100, 400)
-	if len(out) <= limit {
-		return out
-	}
-	head := limit * 3 / 10
-	tail := limit - head
-	return out[:head] + fmt.Sprintf("\n[… %d characters omitted …]\n", len(out)-limit) + out[len(out)-tail:]
+	return out
 }
 
-func clip(s string, n int) string {
+// headTail cuts s to about n bytes: its head and its tail, with a marker
+// saying how much of the middle was left out.
+func headTail(s string, n int) string {
+	const marker = "\n[… %d characters cut …]\n"
 	if len(s) <= n {
 		return s
 	}
-	return s[:n] + fmt.Sprintf(" [… %d more characters]", len(s)-n)
+	n = max(n-len(marker)-8, 16)
+	head := n * 4 / 10
+	tail := n - head
+	// Cut on rune boundaries.
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	from := len(s) - tail
+	for from < len(s) && !utf8.RuneStart(s[from]) {
+		from++
+	}
+	return s[:head] + fmt.Sprintf(marker, from-head) + s[from:]
 }

@@ -93,19 +93,47 @@ func TestOverflowCompactsAndContinues(t *testing.T) {
 	}
 }
 
-func TestSecondOverflowFails(t *testing.T) {
-	f := &fake{steps: []step{{err: overflowErr()}, {text: "summary"}, {err: overflowErr()}, {text: "never"}}}
+// TestSecondCompaction: when the provider still says the compacted
+// context does not fit, the session compacts once more keeping less, and
+// the prompt succeeds.
+func TestSecondCompaction(t *testing.T) {
+	f := &fake{steps: []step{{err: overflowErr()}, {text: "summary one"}, {err: overflowErr()}, {text: "summary two"}, {text: "answer"}}}
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: CompactionConfig{KeepRecentTokens: 600}})
+	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	ends := rec.of(CompactionEnd)
+	if len(ends) != 2 || !ends[0].WillRetry || !ends[1].WillRetry || f.calls() != 5 {
+		t.Fatalf("%d compactions in %d calls, want 2 in 5: %+v", len(ends), f.calls(), ends)
+	}
+	first, second := f.request(2).Messages, f.request(4).Messages
+	if len(second) >= len(first) || !strings.Contains(second[0].TextOf(), "summary two") {
+		t.Errorf("second compaction sent %d messages (first %d), starting %q", len(second), len(first), second[0].TextOf())
+	}
+	// The second summary covers the first one.
+	if in := f.request(3).Messages[0].TextOf(); !strings.Contains(in, "summary one") {
+		t.Errorf("second summary request does not carry the first summary: %.200q", in)
+	}
+}
+
+// TestStillOverflowsFails: after the second compaction the prompt fails,
+// naming the provider's count and the window.
+func TestStillOverflowsFails(t *testing.T) {
+	f := &fake{steps: []step{{err: overflowErr()}, {text: "summary"}, {err: overflowErr()}, {text: "summary"}, {err: overflowErr()}, {text: "never"}}}
 	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
 	err := s.Prompt(t.Context(), "next", PromptOptions{})
 	stop()
-	if !errors.Is(err, ErrStillOverflows) || f.calls() != 3 {
-		t.Fatalf("err %v after %d calls, want ErrStillOverflows after 3", err, f.calls())
+	if !errors.Is(err, ErrStillOverflows) || f.calls() != 5 {
+		t.Fatalf("err %v after %d calls, want ErrStillOverflows after 5", err, f.calls())
 	}
-	if !strings.Contains(err.Error(), "even after compaction") {
-		t.Errorf("message %q", err)
+	for _, want := range []string{"even after compaction", "210000 tokens", "window of 100000 tokens"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q does not say %q", err, want)
+		}
 	}
-	if n := len(rec.of(CompactionStart)); n != 1 {
-		t.Errorf("%d compactions, want 1", n)
+	if n := len(rec.of(CompactionStart)); n != 2 {
+		t.Errorf("%d compactions, want 2", n)
 	}
 }
 
@@ -154,17 +182,19 @@ func TestAbortDuringCompaction(t *testing.T) {
 }
 
 func TestThresholdCompaction(t *testing.T) {
-	f := &fake{steps: []step{{text: "big answer"}, {text: "summary of it all"}}}
-	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small,
-		Model: llm.Model{ID: "m", ContextWindow: 12}}) // the fake reports 10 input tokens: 83% < 85%
+	// The context with the prompt is far below the threshold before the
+	// call; the answer's usage is above it, so compaction runs after.
+	f := &fake{steps: []step{{text: "big answer", usage: &llm.Usage{Input: 900, Output: 50}}, {text: "summary of it all"}}}
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(1)}, Compaction: small,
+		Model: llm.Model{ID: "m", ContextWindow: 1000}})
 	s.cfg.Compaction.ThresholdPercent = 50
 	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	stop()
 	ends := rec.of(CompactionEnd)
-	if len(ends) != 1 || ends[0].Reason != ReasonThreshold || ends[0].WillRetry {
-		t.Fatalf("compaction_end %+v", ends)
+	if len(ends) != 1 || ends[0].Reason != ReasonThreshold || ends[0].WillRetry || f.calls() != 2 {
+		t.Fatalf("compaction_end %+v after %d calls", ends, f.calls())
 	}
 	if first := s.Messages()[0].TextOf(); !strings.Contains(first, "summary of it all") {
 		t.Errorf("context starts with %q", first)

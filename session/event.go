@@ -10,7 +10,7 @@ import (
 )
 
 // EventType names a session event. The values are the RPC wire names
-// (DESIGN §6.2), so a kind can be matched against a JSON line's "type".
+// (docs/rpc.md), so a kind can be matched against a JSON line's "type".
 type EventType string
 
 // The agent loop's events, passed through: their names are the loop's
@@ -29,7 +29,7 @@ const (
 	ToolExecutionEnd    EventType = EventType(agent.ToolExecutionEnd)
 )
 
-// …and the session's own (DESIGN §3.2).
+// …and the session's own.
 const (
 	// AgentSettled is emitted once when a prompt, all its retries and its
 	// compaction are over: the end of what Prompt waits for.
@@ -41,9 +41,13 @@ const (
 	CompactionEnd    EventType = "compaction_end"
 	AutoRetryStart   EventType = "auto_retry_start"
 	AutoRetryEnd     EventType = "auto_retry_end"
+	// SessionError says that persisting failed (a full disk): Op is what
+	// was being saved, ErrorMessage why. The session goes on in memory;
+	// the Store's file lacks that entry (Session.StoreErr).
+	SessionError EventType = "session_error"
 )
 
-// EventTypes lists every kind, in the order of DESIGN §6.2: what a hook's
+// EventTypes lists every kind, in the order of docs/rpc.md: what a hook's
 // "on" may name.
 func EventTypes() []EventType {
 	return []EventType{
@@ -53,6 +57,7 @@ func EventTypes() []EventType {
 		ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd,
 		CompactionStart, CompactionEnd,
 		AutoRetryStart, AutoRetryEnd,
+		SessionError,
 	}
 }
 
@@ -103,7 +108,7 @@ type Event struct {
 	Attempt      int
 	MaxAttempts  int
 	DelayMs      int64
-	ErrorMessage string // also compaction_end's failure, when it failed
+	ErrorMessage string // also compaction_end's failure and session_error's error
 	ErrorClass   retry.Class
 	SwitchedTo   string
 	Success      bool
@@ -114,7 +119,17 @@ type Event struct {
 	Reason     CompactionReason
 	Compaction *CompactionResult
 	Aborted    bool
+
+	// session_error: what failed to be saved (one of the Op* values).
+	Op string
 }
+
+// session_error's Op values: what the session was saving when it failed.
+const (
+	OpSaveMessage     = "save message"
+	OpSaveModelChange = "save model change"
+	OpSaveCompaction  = "save compaction"
+)
 
 // fromLoop is a loop event as a session event.
 func fromLoop(e agent.Event) Event {

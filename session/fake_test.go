@@ -22,6 +22,8 @@ type step struct {
 	midErr error
 	// block makes the stream wait for its context after the text.
 	block bool
+	// usage is reported at the end; nil reports 10 input, 5 output.
+	usage *llm.Usage
 }
 
 // fake is an in-memory provider playing steps, one per call; it records
@@ -66,7 +68,11 @@ func (f *fake) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error
 			for k, c := range st.calls {
 				b.ToolCall(llm.Key(k+1), c.ID, c.Name, string(c.Arguments))
 			}
-			b.Usage(llm.Usage{Input: 10, Output: 5})
+			u := llm.Usage{Input: 10, Output: 5}
+			if st.usage != nil {
+				u = *st.usage
+			}
+			b.Usage(u)
 			b.Finish(llm.Stop)
 			return nil
 		}

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"errors"
 
 	"github.com/rally-agent/rally/llm"
@@ -14,9 +15,10 @@ func (s *Session) SetModel(t llm.Target) {
 	s.mu.Lock()
 	s.target = t
 	s.mu.Unlock()
+	s.loadWindow(context.Background())
 	if j := s.cfg.Store; j != nil {
 		if err := j.AppendModelChange(m.Provider, m.ID); err != nil {
-			s.logger().Error("session: persist model change", "err", err)
+			s.storeFailed(OpSaveModelChange, err)
 		}
 	}
 }

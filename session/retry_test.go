@@ -210,35 +210,46 @@ func TestHints(t *testing.T) {
 
 // Rule 6: AbortRetry and Abort during the wait; Abort during a stream.
 func TestAbort(t *testing.T) {
-	t.Run("abort retry during wait", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			f := &fake{steps: []step{{err: overloaded()}, {text: "never"}}}
-			s, rec, stop := newSession(t, f, Config{})
-			done := make(chan error)
-			go func() { done <- s.Prompt(context.Background(), "hi", PromptOptions{}) }()
-			synctest.Wait()
-			if !s.IsRetrying() || s.State().RetryAttempt != 1 {
-				t.Fatalf("state %+v, want retrying at attempt 1", s.State())
-			}
-			start := time.Now()
-			s.AbortRetry()
-			err := <-done
-			if time.Since(start) != 0 {
-				t.Errorf("abort took %v of fake time", time.Since(start))
-			}
-			stop()
-			if !errors.Is(err, ErrRetryCancelled) || f.calls() != 1 {
-				t.Errorf("err %v, calls %d", err, f.calls())
-			}
-			ends := rec.of(AutoRetryEnd)
-			if len(ends) != 1 || ends[0].Success || ends[0].FinalError != RetryCancelled || ends[0].Attempt != 1 {
-				t.Errorf("end %+v", ends)
-			}
-			if s.State().RetryAttempt != 0 || s.IsRetrying() {
-				t.Errorf("counter not reset: %+v", s.State())
-			}
+	// Turning auto-retry off during the wait cancels it the same way:
+	// at once, not when the wait would have ended.
+	cancels := []struct {
+		name   string
+		cancel func(*Session)
+	}{
+		{"abort retry during wait", (*Session).AbortRetry},
+		{"auto-retry off during wait", func(s *Session) { s.SetAutoRetryEnabled(false) }},
+	}
+	for _, c := range cancels {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fake{steps: []step{{err: overloaded()}, {text: "never"}}}
+				s, rec, stop := newSession(t, f, Config{})
+				done := make(chan error)
+				go func() { done <- s.Prompt(context.Background(), "hi", PromptOptions{}) }()
+				synctest.Wait()
+				if !s.IsRetrying() || s.State().RetryAttempt != 1 {
+					t.Fatalf("state %+v, want retrying at attempt 1", s.State())
+				}
+				start := time.Now()
+				c.cancel(s)
+				err := <-done
+				if time.Since(start) != 0 {
+					t.Errorf("abort took %v of fake time", time.Since(start))
+				}
+				stop()
+				if !errors.Is(err, ErrRetryCancelled) || f.calls() != 1 {
+					t.Errorf("err %v, calls %d", err, f.calls())
+				}
+				ends := rec.of(AutoRetryEnd)
+				if len(ends) != 1 || ends[0].Success || ends[0].FinalError != RetryCancelled || ends[0].Attempt != 1 {
+					t.Errorf("end %+v", ends)
+				}
+				if s.State().RetryAttempt != 0 || s.IsRetrying() {
+					t.Errorf("counter not reset: %+v", s.State())
+				}
+			})
 		})
-	})
+	}
 	t.Run("abort during wait", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := &fake{steps: []step{{err: overloaded()}, {text: "never"}}}
@@ -384,6 +395,16 @@ func TestStreamingModes(t *testing.T) {
 		stop()
 		if err == nil || f.calls() != 1 {
 			t.Errorf("beforeOutput after output: err %v, calls %d", err, f.calls())
+		}
+	})
+	// Nobody saw the partial (print mode into a pipe): it may be retried.
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{text: "partial answer", midErr: llm.ErrTruncated}, {text: "full answer"}}}
+		s, _, stop := newSession(t, f, Config{Retry: &retry.Policy{MaxRetries: 3, BeforeOutput: true}, PartialsHidden: true})
+		err := s.Prompt(t.Context(), "hi", PromptOptions{})
+		stop()
+		if err != nil || f.calls() != 2 {
+			t.Errorf("beforeOutput, output nobody saw: err %v, calls %d", err, f.calls())
 		}
 	})
 	synctest.Test(t, func(t *testing.T) {

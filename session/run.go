@@ -13,6 +13,12 @@ import (
 
 // run is one prompt: agent runs and the retry chain around them.
 func (s *Session) run(ctx context.Context, prompt []llm.Message) error {
+	s.mu.Lock()
+	s.prompt = prompt
+	s.mu.Unlock()
+	if err := s.prepare(ctx, prompt); err != nil {
+		return err
+	}
 	header := 1
 	for {
 		ac, used := s.agentConfig()
@@ -34,13 +40,14 @@ func (s *Session) agentConfig() (*agent.Config, llm.Target) {
 	defer s.mu.Unlock()
 	return &agent.Config{
 		Provider: s.target.Provider,
-		Model:    s.target.Model,
+		Model:    s.effective(s.target.Model),
 		System:   s.cfg.System,
 		Tools:    s.cfg.Tools,
 		MaxTurns: s.cfg.MaxTurns,
 		Thinking: s.cfg.Thinking,
 		Steering: s.takeSteering,
 		FollowUp: s.takeFollowUp,
+		Pause:    s.full,
 	}, s.target
 }
 
@@ -98,7 +105,7 @@ func (r *runState) event(le agent.Event) {
 }
 
 // succeeded ends an open retry chain at the first successful assistant
-// message after a retry (DESIGN §3.1 step 4).
+// message after a retry.
 func (s *Session) succeeded() {
 	s.mu.Lock()
 	n := s.attempt
@@ -116,7 +123,7 @@ func (s *Session) record(m llm.Message, retried bool) {
 	if j := s.cfg.Store; j != nil {
 		var err error
 		if id, err = j.AppendMessage(m, retried); err != nil {
-			s.logger().Error("session: persist message", "err", err)
+			s.storeFailed(OpSaveMessage, err)
 		}
 	}
 	if !retried {
@@ -148,7 +155,7 @@ func (s *Session) closeChain(attempt int, finalError string) {
 	s.mu.Unlock()
 }
 
-// decide looks at how a run ended (DESIGN §3.1). It returns the attempt
+// decide looks at how a run ended. It returns the attempt
 // number for the next run's x-rally-attempt header, or 0 and the prompt's
 // result when the prompt is over.
 func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, runErr error) (next int, err error) {
@@ -157,13 +164,16 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 	s.mu.Unlock()
 
 	if out.CallErr == nil {
-		r.endAgent(false)
+		r.endAgent(out.Paused && runErr == nil)
 		if runErr != nil {
 			if ctx.Err() != nil {
 				s.closeChain(attempt, RetryCancelled)
 				return 0, stopped(ctx, "prompt")
 			}
 			return 0, runErr
+		}
+		if out.Paused {
+			return s.makeRoom(ctx)
 		}
 		s.afterSuccess(ctx)
 		return 0, nil
@@ -183,7 +193,7 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 	rep := s.inspect(out.CallErr)
 	switch {
 	case rep.Class == retry.ContextOverflow:
-		return s.overflow(ctx, r, failed, attempt, out.CallErr)
+		return s.overflow(ctx, r, failed, attempt, out.CallErr, rep)
 	case noRetry: // AbortRetry landed while the retried call ran
 		s.record(*failed, false)
 		r.endAgent(false)
@@ -193,7 +203,7 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 	return s.retry(ctx, r, failed, attempt, rep, out)
 }
 
-// retry is the retry path of DESIGN §3.1 step 2: decide, switch if the
+// retry is the retry path: decide, switch if the
 // policy wants it, emit, wait.
 func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, attempt int, rep retry.Report, out agent.Outcome) (int, error) {
 	n := attempt + 1
@@ -201,13 +211,16 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 	s.attempt = n
 	s.mu.Unlock()
 	pol := s.policy(r.used.Model.Provider)
-	d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, CanSwitch: s.cfg.Switcher != nil, Output: out.Output, Now: s.now()})
+	// Output is what someone saw: streamed deltas nobody shows do not count.
+	seen := out.Output && !s.cfg.PartialsHidden
+	d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, CanSwitch: s.cfg.Switcher != nil, Output: seen, Now: s.now()})
 	switched := ""
 	if d.Action == retry.Switch {
 		if t, ok := s.cfg.Switcher.Switch(ctx, r.used, rep); ok {
 			s.mu.Lock()
 			s.target = t
 			s.mu.Unlock()
+			s.loadWindow(ctx)
 			switched = t.Name
 		} else {
 			d = *d.Else
@@ -253,7 +266,7 @@ func (s *Session) wait(ctx context.Context, d time.Duration) bool {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	s.mu.Lock()
-	if s.noRetry {
+	if s.noRetry || !s.autoRetry { // cancelled before the wait began
 		s.mu.Unlock()
 		return false
 	}
@@ -274,34 +287,167 @@ func (s *Session) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// overflow hands a context overflow to compaction, never to retry: at most
-// once per prompt (DESIGN §3.4).
-func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message, attempt int, callErr error) (int, error) {
+// overflow hands a context overflow to compaction, never to retry.
+// It learns the window the error states first. One
+// overflow compaction per prompt, and one more with a smaller keep when
+// the provider still says it does not fit; then the prompt fails naming
+// both numbers. A prompt that alone exceeds the window fails at once.
+func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message, attempt int, callErr error, rep retry.Report) (int, error) {
+	s.learn(ctx, r.used.Model, rep)
+	sent := s.sendable()
+	s.calibrate(sent, rep)
+	m := s.model()
 	s.mu.Lock()
-	auto, again := s.autoCompact, s.overflowed
-	s.overflowed = true
+	auto, n, shrunk := s.autoCompact, s.overflows, s.shrunk
+	s.overflows++
 	s.mu.Unlock()
-	if !auto || again {
+	fail := func(cause error) (int, error) {
 		s.record(*failed, false)
 		r.endAgent(false)
 		s.closeChain(attempt, failed.ErrorMessage)
-		cause := ErrContextOverflow
-		if again {
-			cause = ErrStillOverflows
+		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: cause}
+	}
+	need := rep.Requested
+	if need <= 0 {
+		need = s.need(sent)
+	}
+	switch alone := s.promptNeed(); {
+	case !auto:
+		return fail(fmt.Errorf("%w: %w", ErrContextOverflow, callErr))
+	case m.ContextWindow > 0 && alone > m.ContextWindow:
+		return fail(&TooLargeError{Need: alone, Window: m.ContextWindow, Prompt: true})
+	case n > 0 && (shrunk || n > 1):
+		if m.ContextWindow > 0 {
+			return fail(&TooLargeError{Need: need, Window: m.ContextWindow, Compacted: true})
 		}
-		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: fmt.Errorf("%w: %w", cause, callErr)}
+		return fail(fmt.Errorf("%w: %w", ErrStillOverflows, callErr))
 	}
 	// Like a retried message: out of the context, kept in the history.
 	s.record(*failed, true)
 	r.endAgent(true)
-	if _, err := s.compact(ctx, ReasonOverflow, true); err != nil {
+	var err error
+	if n == 0 {
+		_, err = s.compactFor(ctx, ReasonOverflow, true, nil)
+	} else {
+		_, err = s.shrink(ctx, ReasonOverflow, true, s.keepBudget(m), nil)
+	}
+	if err != nil {
 		s.closeChain(attempt, err.Error())
-		if errors.Is(err, context.Canceled) {
+		var tl *TooLargeError
+		switch {
+		case errors.Is(err, context.Canceled):
 			return 0, stopped(ctx, "prompt")
+		case errors.As(err, &tl):
+			return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: err}
 		}
 		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrContextOverflow, err)}
 	}
 	return 1, nil
+}
+
+// prepare makes room before a prompt's first call: it reads the learned
+// window, refuses a prompt that alone exceeds the window (no call at
+// all), and compacts first when the context with the prompt passes the
+// threshold, so a known window is not overflowed again.
+func (s *Session) prepare(ctx context.Context, prompt []llm.Message) error {
+	s.loadWindow(ctx)
+	m := s.model()
+	if m.ContextWindow <= 0 {
+		return nil
+	}
+	if alone := s.promptNeed(); alone > m.ContextWindow {
+		return s.refuse(prompt, &TooLargeError{Need: alone, Window: m.ContextWindow, Prompt: true})
+	}
+	s.mu.Lock()
+	auto := s.autoCompact
+	s.mu.Unlock()
+	need := s.need(append(s.sendable(), prompt...))
+	if !auto || need*100 <= m.ContextWindow*s.threshold() {
+		return nil
+	}
+	_, err := s.compactFor(ctx, ReasonThreshold, false, prompt)
+	switch {
+	case err == nil, errors.Is(err, ErrNothingToCompact):
+	case ctx.Err() != nil:
+		return stopped(ctx, "prompt")
+	default:
+		// The call may still fit; if not, its overflow compacts again.
+		s.logger().Warn("compaction before the call failed", "err", err.Error())
+	}
+	return nil
+}
+
+// promptNeed is what a request carrying only this run's prompt needs.
+func (s *Session) promptNeed() int {
+	s.mu.Lock()
+	prompt := s.prompt
+	s.mu.Unlock()
+	if len(prompt) == 0 {
+		return 0
+	}
+	return s.need(prompt)
+}
+
+// refuse ends a prompt that cannot be sent: its run shows the prompt and a
+// failed answer saying why, as a failed call would, and neither joins the
+// working context (the journal keeps them, marked as replaced), so the
+// next prompt is not refused for this one.
+func (s *Session) refuse(prompt []llm.Message, why error) error {
+	m := s.model()
+	failed := llm.Message{Role: llm.Assistant, API: m.API, Provider: m.Provider, Model: m.ID,
+		StopReason: llm.Error, ErrorMessage: why.Error(), Timestamp: llm.Now()}
+	added := append(append([]llm.Message(nil), prompt...), failed)
+	s.hub.emit(Event{Type: AgentStart})
+	s.hub.emit(Event{Type: TurnStart})
+	for i := range added {
+		msg := &added[i]
+		s.hub.emit(Event{Type: MessageStart, Message: msg})
+		s.hub.emit(Event{Type: MessageEnd, Message: msg})
+		s.record(*msg, true)
+	}
+	s.hub.emit(Event{Type: TurnEnd, Message: &added[len(added)-1]})
+	s.hub.emit(Event{Type: AgentEnd, Messages: added})
+	return &RunError{Class: retry.ContextOverflow, Err: why}
+}
+
+// full reports, before a call within a run (after tool results), that
+// the context it would send has passed the threshold of a known window:
+// the run pauses there and makeRoom compacts, so a tool loop does not
+// overflow a window the session knows either.
+func (s *Session) full(convo []llm.Message) bool {
+	s.mu.Lock()
+	auto, off, m := s.autoCompact, s.noPause, s.effective(s.target.Model)
+	s.mu.Unlock()
+	if !auto || off || m.ContextWindow <= 0 {
+		return false
+	}
+	return s.need(convo)*100 > m.ContextWindow*s.threshold()
+}
+
+// makeRoom compacts for a paused run and continues it. When compaction
+// cannot bring the context under the threshold, no later call of this
+// prompt pauses again (the overflow path is left to deal with it).
+func (s *Session) makeRoom(ctx context.Context) (int, error) {
+	_, err := s.compact(ctx, ReasonThreshold, true)
+	switch {
+	case ctx.Err() != nil:
+		return 0, stopped(ctx, "prompt")
+	case err != nil && !errors.Is(err, ErrNothingToCompact):
+		s.logger().Warn("compaction within the run failed", "err", err.Error())
+	}
+	if err != nil || s.full(s.sendable()) {
+		s.mu.Lock()
+		s.noPause = true
+		s.mu.Unlock()
+	}
+	return 1, nil
+}
+
+func (s *Session) threshold() int {
+	if pct := s.cfg.Compaction.ThresholdPercent; pct > 0 {
+		return pct
+	}
+	return DefaultThresholdPercent
 }
 
 // afterSuccess compacts after a successful run whose last call overflowed
@@ -309,7 +455,7 @@ func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message
 // prompt starts with room. A failure here is logged, not the prompt's.
 func (s *Session) afterSuccess(ctx context.Context) {
 	s.mu.Lock()
-	auto, model := s.autoCompact, s.target.Model
+	auto, model := s.autoCompact, s.effective(s.target.Model)
 	var usage *llm.Usage
 	for i := len(s.messages) - 1; i >= 0; i-- {
 		if m := &s.messages[i]; m.Role == llm.Assistant && m.Usage != nil {
@@ -321,10 +467,7 @@ func (s *Session) afterSuccess(ctx context.Context) {
 	if !auto || usage == nil || model.ContextWindow <= 0 {
 		return
 	}
-	pct := s.cfg.Compaction.ThresholdPercent
-	if pct <= 0 {
-		pct = DefaultThresholdPercent
-	}
+	pct := s.threshold()
 	used := usage.Input + usage.CacheRead + usage.CacheWrite
 	var reason CompactionReason
 	switch {

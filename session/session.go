@@ -1,5 +1,5 @@
 // Package session runs prompts through the agent loop and owns everything
-// that outlives one model call: the retry lifecycle (DESIGN §3.1–3.3), the
+// that outlives one model call: the retry lifecycle, the
 // compaction boundary, persistence (through a Store, such as a
 // session/journal file) and the typed session events. It is what a Go
 // program embeds:
@@ -62,6 +62,12 @@ type Config struct {
 	// Retry is the retry policy (its BeforeOutput is the retry.streaming
 	// setting); nil means retry.Default().
 	Retry *retry.Policy
+	// PartialsHidden says that no subscriber shows a message before its
+	// message_end (print mode into a pipe writes each answer once it is
+	// whole), so a failed call's streamed text was seen by nobody and
+	// BeforeOutput may still retry it. The zero value assumes every
+	// streamed delta was shown.
+	PartialsHidden bool
 	// ProviderMaxRetries overrides Retry.MaxRetries for the calls to a
 	// provider (by llm.Model.Provider): whichever the session is on, after
 	// a switch, a fallback or SetModel too. Providers not in it use Retry's.
@@ -81,14 +87,19 @@ type Config struct {
 	// nil keeps it in memory only.
 	Store Store
 	// Resume is what to continue: a session file's content as journal.Open
-	// or journal.Load returns it (its context, their entry ids, its name),
-	// or just Messages to start from. nil starts empty. The session takes
-	// Messages over rather than copying them (a long session's context is
-	// the largest thing it holds): the caller must not change them.
+	// or journal.Load returns it (its context, their entry ids, its name,
+	// the warnings of loading it, which State reports), or just Messages to
+	// start from. nil starts empty. The session takes Messages over rather
+	// than copying them (a long session's context is the largest thing it
+	// holds): the caller must not change them.
 	Resume *journal.Loaded
 	// NoAutoCompaction turns automatic compaction off (it can be turned on
 	// later with SetAutoCompactionEnabled).
 	NoAutoCompaction bool
+	// Windows shares the context windows learned from overflow errors
+	// with other processes (a *window.File, a fleet's Windows); nil keeps
+	// what this session learns to itself.
+	Windows Windows
 	// Log receives every retry decision; nil discards them.
 	Log *slog.Logger
 	// Now returns the current time for retry hints; nil means time.Now.
@@ -136,6 +147,8 @@ func (e *RunError) Unwrap() error { return e.Err }
 
 // State is a snapshot of the session (the data of RPC get_state).
 type State struct {
+	// Model is the model of the next call; its ContextWindow is the
+	// smaller of the configured (or catalog) window and the learned one.
 	Model            llm.Model
 	Thinking         string
 	Name             string
@@ -149,6 +162,10 @@ type State struct {
 	PendingCount     int
 	SessionFile      string
 	SessionID        string
+	// LoadWarnings are what loading the resumed session skipped or
+	// repaired (Config.Resume's Warnings: a torn last line, dropped bad
+	// lines); nil for a clean or a new session.
+	LoadWarnings []string
 }
 
 // Store persists a session's entries; *journal.Journal, the session file,
@@ -194,10 +211,19 @@ type Session struct {
 	steer     []llm.Message
 	followUp  []llm.Message
 	name      string
+	storeErr  error // the first failure to persist, see StoreErr
 	// autoCompact and compacting belong to compaction.
 	autoCompact bool
 	compacting  bool
-	overflowed  bool // this prompt already compacted for an overflow
+	overflows   int  // overflow compactions of this prompt
+	shrunk      bool // this prompt already compacted with the smaller keep
+	noPause     bool // compacting within this prompt's run made no room
+	// learned holds the context windows overflow errors stated (or the
+	// Windows store had); scale how far the estimate fell short of a
+	// provider's stated count (1 or more; 0 until an overflow said).
+	learned map[modelKey]int
+	scale   float64
+	prompt  []llm.Message // the running prompt's own messages
 }
 
 // New returns a session.
@@ -206,13 +232,15 @@ func New(cfg Config) (*Session, error) {
 		return nil, errors.New("session: no provider")
 	}
 	s := &Session{cfg: cfg, target: llm.Target{Provider: cfg.Provider, Model: cfg.Model, Ref: cfg.Ref},
-		autoRetry: true, autoCompact: !cfg.NoAutoCompaction}
+		autoRetry: true, autoCompact: !cfg.NoAutoCompaction, learned: map[modelKey]int{}}
 	if r := cfg.Resume; r != nil {
 		// Capped, so that appending never writes into the caller's array.
 		s.messages, s.name = r.Messages[:len(r.Messages):len(r.Messages)], r.Name
 		s.ids = make([]string, len(s.messages))
 		copy(s.ids, r.IDs)
 	}
+	// What other processes learned shows in State from the start.
+	s.loadWindow(context.Background())
 	return s, nil
 }
 
@@ -248,10 +276,17 @@ func (s *Session) now() time.Time {
 }
 
 // SetAutoRetryEnabled turns automatic retry on or off for later failures.
+// Turning it off during a retry wait also ends the wait at once, as
+// AbortRetry does (auto_retry_end with "Retry cancelled"): the user said
+// no more retries, and the pending one is one.
 func (s *Session) SetAutoRetryEnabled(on bool) {
 	s.mu.Lock()
 	s.autoRetry = on
+	stop := s.stopWait
 	s.mu.Unlock()
+	if !on && stop != nil {
+		stop()
+	}
 }
 
 // AutoRetryEnabled reports whether failures are retried automatically.
@@ -280,7 +315,7 @@ func (s *Session) State() State {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := State{
-		Model:            s.target.Model,
+		Model:            s.effective(s.target.Model),
 		Thinking:         s.cfg.Thinking,
 		Name:             s.name,
 		Compacting:       s.compacting || s.compactOp,
@@ -295,7 +330,32 @@ func (s *Session) State() State {
 	if j := s.cfg.Store; j != nil {
 		st.SessionFile, st.SessionID = j.Path(), j.ID()
 	}
+	if r := s.cfg.Resume; r != nil && len(r.Warnings) > 0 {
+		st.LoadWarnings = append([]string(nil), r.Warnings...)
+	}
 	return st
+}
+
+// StoreErr is the first failure to persist the session (it wraps the
+// Store's error), or nil while every entry was saved. Each failure was also
+// announced with a session_error event; the session went on in memory, so
+// its file lacks those entries. rally exits non-zero when it is set.
+func (s *Session) StoreErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.storeErr
+}
+
+// storeFailed makes a failed save visible, never silent: logged, a
+// session_error to every subscriber, and StoreErr. The session goes on.
+func (s *Session) storeFailed(op string, err error) {
+	s.logger().Error("session: "+op+" failed; the session goes on in memory", "err", err)
+	s.mu.Lock()
+	if s.storeErr == nil {
+		s.storeErr = fmt.Errorf("session: %s: %w", op, err)
+	}
+	s.mu.Unlock()
+	s.hub.emit(Event{Type: SessionError, Op: op, ErrorMessage: err.Error()})
 }
 
 // AbortRetry cancels a pending retry wait and stops retrying. If a retried

@@ -138,6 +138,9 @@ func (f *File) SetJSON(key string, raw json.RawMessage) error {
 }
 
 // Delete removes key from the file; a key that is not there is no error.
+// Objects the deletion leaves empty go too, so unsetting the last retry
+// key leaves no "retry": {} behind; objects that were empty before, or
+// that hold other keys, stay as the user wrote them.
 func (f *File) Delete(key string) error {
 	path, err := settable(key)
 	if err != nil {
@@ -150,11 +153,33 @@ func (f *File) Delete(key string) error {
 	last := path[len(path)-1]
 	switch p := parent.(type) {
 	case *object:
+		if _, had := p.get(last); !had {
+			return nil
+		}
 		p.del(last)
 	case []any:
 		return fmt.Errorf("delete %s: cannot delete an array element; set the whole array", key)
 	}
+	f.pruneEmpty(path[:len(path)-1])
 	return nil
+}
+
+// pruneEmpty removes the object at path if it is empty, then its parent
+// if that leaves it empty, up to (not including) the document itself. It
+// stops at an array: an element is the user's, even an empty one.
+func (f *File) pruneEmpty(path []string) {
+	for ; len(path) > 0; path = path[:len(path)-1] {
+		v, _ := lookup(f.doc, path)
+		if o, ok := v.(*object); !ok || len(o.keys) > 0 {
+			return
+		}
+		parent, _ := lookup(f.doc, path[:len(path)-1])
+		p, ok := parent.(*object)
+		if !ok {
+			return
+		}
+		p.del(path[len(path)-1])
+	}
 }
 
 func isArr(v any) bool {

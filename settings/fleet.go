@@ -9,7 +9,7 @@ import (
 // override). A password in it is fine: it is not stored anywhere.
 const RedisURLEnv = "RALLY_REDIS_URL"
 
-// Fleet defaults (DESIGN §13).
+// Fleet defaults.
 const (
 	// DefaultFleetTimeoutMs bounds every Redis call: a slow or absent
 	// Redis costs a prompt at most this much before rally works locally.

@@ -100,12 +100,12 @@ type Settings struct {
 	// HooksGraceMs may be 0: rally then kills running hooks as it exits.
 	HooksGraceMs      int   `json:"hooksGraceMs" jsonschema:"minimum=0,maximum=60000,default=1000" jsonschema_description:"At exit, how many milliseconds rally waits for hooks still running or queued before it kills them. 0 kills them at once."`
 	HooksMaxProcesses int   `json:"hooksMaxProcesses" jsonschema:"minimum=1,maximum=64,default=4" jsonschema_description:"Most hook processes running at once, over all hooks. Events a busy hook cannot take are dropped and the count logged."`
-	Fleet             Fleet `json:"fleet" jsonschema_description:"Sharing usage-limit marks, cooldowns, budgets and a circuit breaker across machines through Redis (DESIGN §13)."`
+	Fleet             Fleet `json:"fleet" jsonschema_description:"Sharing usage-limit marks, cooldowns, budgets and a circuit breaker across machines through Redis."`
 	Tools             Tools `json:"tools" jsonschema_description:"The built-in tools read, write, edit and bash: confirmation, environment and output caps."`
 }
 
-// Tools is the tools group (DESIGN §12). Load fills both caps; in a
-// hand-built Tools 0 means their defaults.
+// Tools is the tools group (README, "Tools and secrets"). Load fills both
+// caps; in a hand-built Tools 0 means their defaults.
 type Tools struct {
 	// Confirm lists the tools the terminal UI asks about before running
 	// them; other front ends (print, RPC) do not ask.
@@ -124,7 +124,7 @@ type Agent struct {
 	MaxTurns int `json:"maxTurns" jsonschema:"minimum=1,maximum=10000,default=50" jsonschema_description:"Most model calls one prompt may make (tool-call turns included) before the run stops."`
 }
 
-// Retry is the retry group of DESIGN §2.4. The zero Retry is disabled.
+// Retry is the retry group (README, "Every key"). The zero Retry is disabled.
 type Retry struct {
 	Enabled bool `json:"enabled" jsonschema:"default=true" jsonschema_description:"false: no retry chain ever starts."`
 	// MaxRetries counts retries after the first failure; 0 never retries.
@@ -184,10 +184,10 @@ type Cost struct {
 	CacheWrite float64 `json:"cacheWrite,omitempty" jsonschema:"minimum=0" jsonschema_description:"Per million tokens written to the prompt cache."`
 }
 
-// Hook runs a command for session events (DESIGN §11). After Load TimeoutMs
+// Hook runs a command for session events. After Load TimeoutMs
 // is never 0; in a hand-built Hook 0 means DefaultHookTimeoutMs.
 type Hook struct {
-	On        []string `json:"on" jsonschema:"required,minItems=1,enum=agent_start,enum=agent_end,enum=agent_settled,enum=turn_start,enum=turn_end,enum=message_start,enum=message_update,enum=message_end,enum=message_discarded,enum=tool_execution_start,enum=tool_execution_update,enum=tool_execution_end,enum=compaction_start,enum=compaction_end,enum=auto_retry_start,enum=auto_retry_end" jsonschema_description:"Event types that run the command."`
+	On        []string `json:"on" jsonschema:"required,minItems=1,enum=agent_start,enum=agent_end,enum=agent_settled,enum=turn_start,enum=turn_end,enum=message_start,enum=message_update,enum=message_end,enum=message_discarded,enum=tool_execution_start,enum=tool_execution_update,enum=tool_execution_end,enum=compaction_start,enum=compaction_end,enum=auto_retry_start,enum=auto_retry_end,enum=session_error" jsonschema_description:"Event types that run the command."`
 	Command   []string `json:"command" jsonschema:"required,minItems=1,minLength=1" jsonschema_description:"Program and arguments, run without a shell; the event arrives as one JSON line on stdin."`
 	TimeoutMs int      `json:"timeoutMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=5000" jsonschema_description:"The command is killed after this many milliseconds."`
 }

@@ -67,7 +67,7 @@ func TestValidationMessages(t *testing.T) {
 			project: `{"hooks": [{"on": ["agent_end", "agent_ended"], "command": []}, {"command": ["x"]}]}`,
 			errs: []string{
 				`.rally/settings.json: hooks[0].command: must have at least 1 item, got 0`,
-				`.rally/settings.json: hooks[0].on[1]: must be one of "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "message_discarded", "tool_execution_start", "tool_execution_update", "tool_execution_end", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", got "agent_ended"`,
+				`.rally/settings.json: hooks[0].on[1]: must be one of "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "message_discarded", "tool_execution_start", "tool_execution_update", "tool_execution_end", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "session_error", got "agent_ended"`,
 				`.rally/settings.json: hooks[1].on: is required`,
 			},
 		},

@@ -34,7 +34,8 @@ as credentials too, tried before the file's.
 When a key hits a usage limit, rally marks it as blocked until the reset the
 provider named (1 h when it named none), in $RALLY_HOME/auth-marks.json, which
 every rally process on the machine reads, and retries at once with the next
-unblocked key, then with retry.fallbackModels. See docs/auth.md.`,
+unblocked key, then with retry.fallbackModels. The README's "Credentials,
+usage limits and fallback models" has the whole story.`,
 		Example: `  printf %s "$KEY" | rally auth add openai --id work --key -
   rally auth add openai --id personal --key-env OPENAI_PERSONAL_KEY --label "own account"
   rally auth list

@@ -3,9 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -24,12 +21,13 @@ Without --session it compacts the latest session of this directory.`,
   rally compact --session ~/.rally/sessions/--home-me-proj--/2026-11-30T05-00-00-000Z_<id>.jsonl
   rally compact --provider sim --model sim-tiny`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			if f.file == "" {
-				f.cont = true
+				f.cont, f.mustResume = true, true
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := withStopSignals(cmd.Context())
 			defer stop()
+			defer func() { err = interrupted(ctx, err) }()
 			env, err := newRunEnv(ctx, s, &f, "")
 			if err != nil {
 				return err

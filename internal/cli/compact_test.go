@@ -8,15 +8,16 @@ import (
 )
 
 // TestCompactionOffline runs the README's compaction demo: the sim-tiny
-// model's window overflows after a few tool results, rally compacts and
-// finishes the task.
+// model's window would overflow after a few tool results; rally knows the
+// window, compacts before the call that would pass it, and finishes the
+// task without a single overflow.
 func TestCompactionOffline(t *testing.T) {
 	home := isolate(t)
 	out, errOut, code := run(t, "", "--provider", "sim", "--model", "sim-tiny", "-p", "run seq 1 200 then seq 201 400 then seq 401 600 then seq 601 800")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "compacting the conversation (overflow)") || !strings.Contains(out, "Done: 4 steps") {
+	if !strings.Contains(errOut, "compacting the conversation (threshold)") || strings.Contains(errOut, "(overflow)") || !strings.Contains(out, "Done: 4 steps") {
 		t.Errorf("stdout %q\nstderr %q", out, errOut)
 	}
 	if strings.Contains(errOut, "retrying") {

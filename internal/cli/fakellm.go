@@ -40,11 +40,16 @@ other agent against provider failures without a key or a network.
 
 It speaks OpenAI Chat Completions (…/chat/completions), OpenAI Responses
 (…/responses), Anthropic Messages (…/messages) and Gemini
-(…/models/{model}:streamGenerateContent?alt=sse), chosen by the request path
-under any prefix. Each request gets the next step of a script: a streamed
-reply, an HTTP error with the provider's own body, a reset connection, a
-stream dropped or stalled after some chunks, or an error event inside the
-stream. Past the end of the script the last step repeats.
+(…/models/{model}:streamGenerateContent?alt=sse, or :generateContent),
+chosen by the request path under any prefix. Each request gets the next step
+of a script: a reply, an HTTP error with the provider's own body, a reset
+connection, a stream dropped or stalled after some chunks, or an error event
+inside the stream. Past the end of the script the last step repeats.
+
+A request streams only if it asks to ("stream": true, or Gemini's
+:streamGenerateContent); otherwise the whole answer is one JSON body, as at
+the providers. GET …/models lists a model, and a body that is not JSON gets
+a 400 in the provider's shape. docs/fake-llm.md has curl examples.
 
 Presets: ` + strings.Join(llmtest.Presets(), ", ") + `.
 

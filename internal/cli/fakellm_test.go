@@ -128,7 +128,7 @@ func TestFakeLLMCommand(t *testing.T) {
 // Stopping with a stalled client connected must not hang.
 func TestFakeLLMStopsWithStalledClient(t *testing.T) {
 	url, _, stop := startFakeLLM(t, "--preset", "stall")
-	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","messages":[]}`))
+	resp, err := http.Post(url+"/v1/chat/completions", "application/json", strings.NewReader(`{"model":"m","stream":true,"messages":[]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

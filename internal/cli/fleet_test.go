@@ -27,6 +27,9 @@ import (
 // fleetHomes gives two rally homes (two machines) with the same two keys
 // of the one-run provider acme, in that order, and points every process at
 // redis.
+// fleetTestSettings are the project settings of the fleet tests.
+const fleetTestSettings = `{"retry":{"baseDelayMs":1},"fleet":{"timeoutMs":2000}}`
+
 func fleetHomes(t *testing.T, redisURL string) (homeA, homeB string) {
 	t.Helper()
 	isolate(t)
@@ -40,7 +43,11 @@ func fleetHomes(t *testing.T, redisURL string) (homeA, homeB string) {
 		}
 	}
 	t.Setenv("RALLY_REDIS_URL", redisURL)
-	writeProjectSettings(t, `{"retry":{"baseDelayMs":1}}`)
+	// Redis gets 2 s a call rather than the default 200 ms: on a loaded
+	// 2-core machine under -race a slow call would put the fleet in local
+	// mode and the test would measure the fallback, not the sharing.
+	// TestFleetRedisKilledMidRun sets the default back.
+	writeProjectSettings(t, fleetTestSettings)
 	return homeA, homeB
 }
 
@@ -188,7 +195,10 @@ func TestFleetBudget(t *testing.T) {
 	rs := redistest.Start(t)
 	homeA, homeB := fleetHomes(t, rs.URL)
 	const window = 3 * time.Second
-	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"budgets":{"acme":{"requestsPerMinute":60,"windowMs":3000}}}}`)
+	// Redis gets 2 s a call: a slower call (possible on a loaded 2-core
+	// machine under -race) would put the fleet in local mode, where no
+	// budget is enforced; the test fails on that warning instead.
+	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"timeoutMs":2000,"budgets":{"acme":{"requestsPerMinute":60,"windowMs":3000}}}}`)
 	srv := llmtest.NewServer(t, llmtest.Step{Text: "ok"})
 	t.Setenv("RALLY_TEST_SESSIONS", "10x4")
 	var cmds []*exec.Cmd
@@ -215,6 +225,9 @@ func TestFleetBudget(t *testing.T) {
 	if most > 60 {
 		t.Errorf("%d requests within one %s window, want at most 60", most, window)
 	}
+	if all := errs[0].String() + errs[1].String(); strings.Contains(all, "working locally") {
+		t.Errorf("the fleet left shared mode, so the budget was not enforced:\n%s", all)
+	}
 	if !strings.Contains(errs[0].String()+errs[1].String(), "request budget of acme") {
 		t.Errorf("no visible budget wait on stderr")
 	}
@@ -227,6 +240,8 @@ func TestFleetBudget(t *testing.T) {
 func TestFleetRedisKilledMidRun(t *testing.T) {
 	rs := redistest.Start(t)
 	homeA, _ := fleetHomes(t, rs.URL)
+	// This test is about the timeout: back to the default 200 ms.
+	writeProjectSettings(t, `{"retry":{"baseDelayMs":1}}`)
 	srv := llmtest.NewServer(t, llmtest.Step{Text: "ok"}, llmtest.Step{Text: "ok"}, llmtest.Step{Text: "ok"}, usageLimited(testKeyA), llmtest.Step{Text: "ok"})
 	t.Setenv("RALLY_HOME", homeA)
 	p := startRPC(t, "--no-session", "--provider", "acme", "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m")
@@ -333,7 +348,7 @@ func TestFleetStatusREADME(t *testing.T) {
 	rs := redistest.Start(t)
 	homeA, _ := fleetHomes(t, rs.URL)
 	t.Setenv("RALLY_HOME", homeA)
-	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"budgets":{"acme":{"requestsPerMinute":60}},"breaker":{"failures":2}}}`)
+	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"timeoutMs":2000,"budgets":{"acme":{"requestsPerMinute":60}},"breaker":{"failures":2}}}`)
 	busy := llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded, Header: map[string]string{"retry-after": "120"}}
 	srv := llmtest.NewServer(t, usageLimited(testKeyA), busy)
 	run(t, "", acmeArgs(srv, "m")...) // fails: the 503's wait is past maxDelayMs
@@ -384,7 +399,7 @@ func TestFleetPassword(t *testing.T) {
 	rs := redistest.Start(t, "--requirepass", password)
 	homeA, _ := fleetHomes(t, "")
 	t.Setenv("RALLY_HOME", homeA)
-	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"redis":"`+rs.URL+`","passwordEnv":"TEAM_REDIS_PASSWORD"}}`)
+	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"timeoutMs":2000,"redis":"`+rs.URL+`","passwordEnv":"TEAM_REDIS_PASSWORD"}}`)
 	t.Setenv("TEAM_REDIS_PASSWORD", password)
 	srv := llmtest.NewServer(t, usageLimited(testKeyA), llmtest.Step{Text: "ok"})
 	out1, err1, code := run(t, "", acmeArgs(srv, "m")...)

@@ -50,6 +50,7 @@ type hookRun struct {
 	stop     func()
 	first    map[int]*hooks.Error // each hook's first failure
 	failures int
+	report   func(*hooks.Error) // also told of each failure (the UI's status line)
 }
 
 func startHooks(st *settings.Settings, home string, log *slog.Logger, stderr io.Writer) *hookRun {
@@ -62,11 +63,23 @@ func startHooks(st *settings.Settings, home string, log *slog.Logger, stderr io.
 
 func (h *hookRun) failed(err *hooks.Error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.failures++
 	if h.first[err.Hook] == nil {
 		h.first[err.Hook] = err
 	}
+	report := h.report
+	h.mu.Unlock()
+	if report != nil {
+		report(err)
+	}
+}
+
+// alsoReport passes every failure to f as well, on the runner's goroutine
+// (so f must not block for long). Call it before watch.
+func (h *hookRun) alsoReport(f func(*hooks.Error)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.report = f
 }
 
 // watch makes s the session whose events run the hooks (RPC new_session

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -18,6 +19,9 @@ var version = "dev"
 type streams struct {
 	in       io.Reader
 	out, err io.Writer
+	// ui opens the terminal UI with a first prompt ("" for none); nil
+	// means runUI. Tests set it to see what the command line decided.
+	ui func(cmd *cobra.Command, s streams, f *runFlags, first string) error
 }
 
 // exitError carries a specific exit status out of a command.
@@ -31,7 +35,12 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // Main runs rally with the given arguments and returns the process exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := streams{in: stdin, out: stdout, err: stderr}
+	return execute(streams{in: stdin, out: stdout, err: stderr}, args)
+}
+
+// execute is Main on given streams.
+func execute(s streams, args []string) int {
+	stderr := s.err
 	root := newRoot(s)
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
@@ -48,16 +57,20 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func newRoot(s streams) *cobra.Command {
 	var f runFlags
 	root := &cobra.Command{
-		Use:   "rally [flags] [prompt]",
+		Use:   "rally [flags] [\"first prompt\"]",
 		Short: "An LLM agent whose turns survive provider failures",
-		Example: `  rally -p "What does rally do?"                       # offline, on the sim model
+		Example: `  rally                                                # the terminal UI
+  rally "What does rally do?"                          # the terminal UI, with a first prompt
+  rally -p "What does rally do?"                       # offline, on the sim model
   rally --preset flaky -p "What does rally do?"        # watch a retry against a fake flaky provider
   rally --mode json -p "read README.md"                # every event as a JSON line
   rally --api openai-completions --base-url http://127.0.0.1:8080/v1 --model qwen3 -p "hi"`,
-		Version:       version,
+		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.ArbitraryArgs,
+		// cobra's default, which SuggestionsFor does not fill in itself.
+		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runPrompt(cmd, s, &f, args)
 		},
@@ -74,8 +87,32 @@ func newRoot(s streams) *cobra.Command {
 		newSettingsCmd(s),
 		newAuthCmd(s),
 		newFakeLLMCmd(s),
+		newWebCmd(s),
 		newHooksCmd(s),
 		newFleetCmd(s),
 	)
 	return root
+}
+
+// checkArgs is the rule for words after "rally" without -p: they are a
+// first prompt for the UI only when quoted (one argument with a space in
+// it). A bare word is a mistyped command and never reaches a model: a
+// typo must not cost a paid request.
+func checkArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if !strings.ContainsAny(args[0], " \t\n") {
+		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.Name())
+		if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", sug[0])
+		} else {
+			msg += fmt.Sprintf("; to send it as a prompt: rally -p %q (see rally --help)", strings.Join(args, " "))
+		}
+		return &exitError{2, errors.New(msg)}
+	}
+	if len(args) > 1 {
+		return &exitError{2, errors.New("give the first prompt as one quoted argument: rally \"…\"")}
+	}
+	return nil
 }

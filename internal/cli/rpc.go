@@ -53,7 +53,7 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	if err != nil {
 		return &exitError{1, err}
 	}
-	return nil
+	return b.incomplete()
 }
 
 // rpcBackend builds what the RPC server asks for from settings and flags:
@@ -70,6 +70,7 @@ type rpcBackend struct {
 
 	mu       sync.Mutex
 	env      *runEnv
+	lost     *session.Session // the first session new_session replaced with a save failed
 	closeLog func()
 	hooks    *hookRun // follows new_session
 }
@@ -106,6 +107,17 @@ func (b *rpcBackend) current() *runEnv {
 	return b.env
 }
 
+// incomplete is the exit status of the run: 1 when a session of it (this
+// one, or one new_session replaced) was not fully saved.
+func (b *rpcBackend) incomplete() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.lost != nil {
+		return incomplete(b.lost)
+	}
+	return incomplete(b.env.sess)
+}
+
 func (b *rpcBackend) close() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -119,6 +131,11 @@ func (b *rpcBackend) close() {
 func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 	f := b.f
 	f.cont, f.file = false, ""
+	return b.swap(ctx, f)
+}
+
+// swap replaces the session with one built from f and closes the old one.
+func (b *rpcBackend) swap(ctx context.Context, f runFlags) (*session.Session, error) {
 	env, err := newRunEnv(ctx, b.s, &f, "")
 	if err != nil {
 		return nil, err
@@ -126,6 +143,9 @@ func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 	b.mu.Lock()
 	old := b.env
 	b.env = env
+	if b.lost == nil && old.sess.StoreErr() != nil {
+		b.lost = old.sess
+	}
 	b.mu.Unlock()
 	b.hooks.watch(env.sess)
 	old.close()

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
+	"github.com/rally-agent/rally/tool"
 	"github.com/spf13/cobra"
 )
 
@@ -41,6 +41,14 @@ type runFlags struct {
 	verbose    bool
 	preset     string
 	events     string
+	// mustResume: --continue's session in use by another rally is an
+	// error, not a reason to start a new one (rally compact).
+	mustResume bool
+	// tools, when set, wraps the built-in tools (the UI's tools.confirm).
+	tools func([]tool.Tool) []tool.Tool
+	// ui: the terminal UI shows the session's notices itself (stderr
+	// would write over its screen) and every streamed delta.
+	ui bool
 }
 
 func (f *runFlags) register(cmd *cobra.Command) {
@@ -85,7 +93,7 @@ func (f *runFlags) check(cmd *cobra.Command) error {
 }
 
 // runPrompt is the root command's action: print or json mode.
-func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
+func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err error) {
 	if err := f.check(cmd); err != nil {
 		return err
 	}
@@ -96,6 +104,18 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 	default:
 		return &exitError{2, fmt.Errorf("--mode must be text, json or rpc, got %q", f.mode)}
 	}
+	if !f.print {
+		if err := checkArgs(cmd, args); err != nil {
+			return err
+		}
+		if f.mode == "text" && (len(args) == 1 || isTerminal(s.in)) {
+			ui := s.ui
+			if ui == nil {
+				ui = runUI
+			}
+			return ui(cmd, s, f, strings.Join(args, " "))
+		}
+	}
 	prompt := strings.TrimSpace(strings.Join(args, " "))
 	if prompt == "" && !isTerminal(s.in) {
 		b, err := io.ReadAll(io.LimitReader(s.in, 16<<20))
@@ -105,14 +125,12 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 		prompt = strings.TrimSpace(string(b))
 	}
 	if prompt == "" {
-		if !f.print {
-			return errors.New("the interactive terminal UI is not built yet; use: rally -p \"your prompt\"")
-		}
 		return &exitError{2, errors.New("no prompt: give it as an argument or on stdin")}
 	}
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), stopSignals()...)
+	ctx, stop := withStopSignals(cmd.Context())
 	defer stop()
+	defer func() { err = interrupted(ctx, err) }()
 
 	env, err := newRunEnv(ctx, s, f, prompt)
 	if err != nil {
@@ -127,12 +145,15 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) error 
 	if f.mode == "json" {
 		out = newJSONOut(s.out)
 	} else {
-		out = newTextOut(s.out, s.err, isTerminal(s.out))
+		out = newTextOut(s.out, s.err, printsLive(s))
 	}
 	unsubscribe := env.sess.Subscribe(out.event)
 	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
 	unsubscribe()
 	out.finish(err)
+	if err == nil {
+		return incomplete(env.sess)
+	}
 	return runFailed(err)
 }
 
@@ -211,6 +232,9 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	if err != nil {
 		return nil, &exitError{2, err}
 	}
+	if f.preset == "overflow" {
+		model.ContextWindow = presetWindow
+	}
 	home := settings.Home(userHome(), os.Getenv)
 	logger, closeLog := newLogger(home, s.err, f.verbose)
 	env.closers = append(env.closers, closeLog)
@@ -224,10 +248,14 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	}
 	tools := newTools(home, cwd, st, os.Environ())
 	env.closers = append(env.closers, tools.stop)
+	builtin := tools.tools
+	if f.tools != nil {
+		builtin = f.tools(builtin)
+	}
 	cfg := session.Config{
 		Model:              model,
 		System:             systemPrompt(cwd),
-		Tools:              tools.tools,
+		Tools:              builtin,
 		MaxTurns:           maxTurns,
 		Retry:              &pol,
 		ProviderMaxRetries: st.MaxRetriesByProvider(),
@@ -237,6 +265,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 			KeepRecentTokens: st.Compaction.KeepRecentTokens,
 		},
 		NoAutoCompaction: !st.Compaction.Enabled,
+		PartialsHidden:   partialsHidden(f, s, st),
 	}
 	// The fleet's Redis, when there is one (fleet.go).
 	fl, err := openFleet(st, os.Getenv, logger, s.err)
@@ -248,12 +277,26 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		env.fleet = fl
 		env.closers = append(env.closers, func() { fl.Close() })
 	}
+	if f.preset == "" { // a demo's fake model teaches nothing worth keeping
+		cfg.Windows = learnedWindows(home, fl)
+	}
 	// The credential, and the rotation on usage limits (auth.go).
 	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: time.Now, log: logger, stderr: s.err, fleet: fl}); err != nil {
 		env.close()
 		return nil, err
 	}
-	if err := env.openJournal(f, home, cwd, &cfg); err != nil {
+	if err := env.openJournal(f, home, cwd, &cfg, s.err); err != nil {
+		env.close()
+		return nil, err
+	}
+	notices := s.err
+	if f.ui {
+		notices = io.Discard
+	}
+	if r := cfg.Resume; r != nil {
+		reportLoad(notices, logger, env.journal.Path(), r.Warnings)
+	}
+	if err := seedPreset(f.preset, env.journal, &cfg); err != nil {
 		env.close()
 		return nil, err
 	}
@@ -263,12 +306,14 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		return nil, err
 	}
 	env.sess = sess
+	env.closers = append(env.closers, storeNotices(sess, notices))
 	return env, nil
 }
 
 // openJournal sets up persistence per --no-session, --session-dir,
-// --continue and --session.
-func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config) error {
+// --continue and --session. A session another rally is writing is never
+// appended to: --session fails, --continue starts a new one with a note.
+func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config, stderr io.Writer) error {
 	if f.noSession {
 		return nil
 	}
@@ -288,11 +333,17 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config)
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
 			jj, loaded, err := journal.Open(path)
-			if err != nil {
+			switch {
+			case errors.Is(err, journal.ErrLocked) && f.file == "" && !f.mustResume:
+				fmt.Fprintf(stderr, "rally: the latest session %s is in use by another rally process; starting a new session\n", path)
+			case errors.Is(err, journal.ErrLocked):
+				return openLocked(err)
+			case err != nil:
 				return &exitError{2, err}
+			default:
+				j = jj
+				cfg.Resume = loaded
 			}
-			j = jj
-			cfg.Resume = loaded
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
@@ -323,7 +374,9 @@ func startPreset(name, prompt string) (url string, stop func(), err error) {
 	}
 	answer := sim.Answer(prompt)
 	for i := range steps {
-		if steps[i].Fault == "" || steps[i].Fault == llmtest.Drop {
+		// The last step is the answer after the faults (a dropped stream
+		// was sending it too); others keep their text (overflow's summary).
+		if i == len(steps)-1 || steps[i].Fault == llmtest.Drop {
 			steps[i].Text, steps[i].Delay = answer, sim.DefaultDelay
 		}
 	}

@@ -119,8 +119,11 @@ func TestSettingsSetGetAndLayers(t *testing.T) {
 			t.Fatalf("%v: exit %d, out %q, want %q; stderr %q", st.args, code, out, st.out, stderr)
 		}
 	}
-	if _, err := os.Stat(project); err != nil {
+	// Unsetting the last retry key leaves no empty "retry": {} behind.
+	if data, err := os.ReadFile(project); err != nil {
 		t.Errorf("project file not written: %v", err)
+	} else if want := "{\n  \"defaultModel\": \"gpt-4.1\"\n}\n"; string(data) != want {
+		t.Errorf("project file after unset:\n%s\nwant:\n%s", data, want)
 	}
 	// The unknown key is reported on every load, never dropped.
 	_, stderr, _ := rally("settings", "get", "agent.maxTurns")

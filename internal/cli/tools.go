@@ -20,7 +20,7 @@ type toolSet struct {
 	stop  func()
 }
 
-// newTools builds the built-in tools of a run in cwd (DESIGN §12): bash
+// newTools builds the built-in tools of a run in cwd: bash
 // runs without rally's key variables in its environment (tools.allowEnv
 // opts back in), no tool touches auth.json or auth-marks.json, every known
 // key in tool output is redacted before the agent stores, emits or sends

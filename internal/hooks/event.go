@@ -25,7 +25,7 @@ func typeOf(e Event) string { return string(e.Type) }
 func Encode(e Event) []byte { return append(wire.AppendEvent(nil, e), '\n') }
 
 // Types lists the event names a hook may list in `on`, in the order of
-// DESIGN §6.2. The settings schema enumerates the same names (a test keeps
+// docs/rpc.md. The settings schema enumerates the same names (a test keeps
 // the two in step), so an unknown name is a settings error naming its path.
 func Types() []string {
 	var names []string
@@ -82,6 +82,8 @@ func Sample(name string) (e Event, ok bool) {
 		e.ErrorMessage, e.ErrorClass = errMsg, retry.Transient
 	case session.AutoRetryEnd:
 		e.Attempt, e.FinalError = 3, errMsg
+	case session.SessionError:
+		e.Op, e.ErrorMessage = session.OpSaveMessage, "journal: append to /home/me/.rally/sessions/sample.jsonl: no space left on device"
 	}
 	return e, true
 }

@@ -1,5 +1,5 @@
 // Package hooks runs the user's commands on session events (settings
-// "hooks", DESIGN §11), off the hot path.
+// "hooks"; README, "Hooks"), off the hot path.
 //
 // Each hook has a worker and a bounded queue of its own: Handle only
 // encodes the event and offers it to the queues of the hooks that want it,
@@ -114,11 +114,19 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	what := e.Err.Error()
+	return fmt.Sprintf("hook %s on %s: %s", e.Name(), e.Event, e.Reason())
+}
+
+// Name says which hook failed: "hooks[0] (notify-send)".
+func (e *Error) Name() string { return fmt.Sprintf("hooks[%d] (%s)", e.Hook, e.Command) }
+
+// Reason says what went wrong, without the hook and event: "exit status
+// 1", "dropped 3 event(s): queue full".
+func (e *Error) Reason() string {
 	if errors.Is(e.Err, ErrDropped) {
-		what = fmt.Sprintf("dropped %d event(s): %v", e.Dropped, e.Err)
+		return fmt.Sprintf("dropped %d event(s): %v", e.Dropped, e.Err)
 	}
-	return fmt.Sprintf("hook hooks[%d] (%s) on %s: %s", e.Hook, e.Command, e.Event, what)
+	return e.Err.Error()
 }
 
 func (e *Error) Unwrap() error { return e.Err }

@@ -347,3 +347,29 @@ func TestTypesMatchTheSettingsSchema(t *testing.T) {
 		t.Error("a sample for an unknown event")
 	}
 }
+
+// TestErrorParts: Name and Reason are the parts Error is made of, for a
+// caller (the UI's status line) that words the rest itself.
+func TestErrorParts(t *testing.T) {
+	for _, c := range []struct {
+		err                *Error
+		name, reason, full string
+	}{
+		{&Error{Hook: 1, Command: "notify-send", Event: "auto_retry_end", Err: errors.New("exit status 1")},
+			"hooks[1] (notify-send)", "exit status 1", "hook hooks[1] (notify-send) on auto_retry_end: exit status 1"},
+		{&Error{Hook: 0, Command: "log.sh", Event: "message_update", Dropped: 3, Err: ErrDropped},
+			"hooks[0] (log.sh)", "dropped 3 event(s): queue full", "hook hooks[0] (log.sh) on message_update: dropped 3 event(s): queue full"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.err.Name(); got != c.name {
+				t.Errorf("Name %q, want %q", got, c.name)
+			}
+			if got := c.err.Reason(); got != c.reason {
+				t.Errorf("Reason %q, want %q", got, c.reason)
+			}
+			if got := c.err.Error(); got != c.full {
+				t.Errorf("Error %q, want %q", got, c.full)
+			}
+		})
+	}
+}

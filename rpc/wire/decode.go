@@ -36,6 +36,8 @@ type eventWire struct {
 	FinalError    string                   `json:"finalError"`
 	Reason        session.CompactionReason `json:"reason"`
 	Aborted       bool                     `json:"aborted"`
+	Error         string                   `json:"error"` // session_error
+	Op            string                   `json:"op"`
 }
 
 // streamWire is llm.Event without its partial: the wire repeats the
@@ -67,7 +69,10 @@ func DecodeEvent(b []byte) (session.Event, error) {
 		ToolCallID: w.ToolCallID, ToolName: w.ToolName, Args: w.Args, IsError: w.IsError,
 		WillRetry: w.WillRetry, Attempt: w.Attempt, MaxAttempts: w.MaxAttempts, DelayMs: w.DelayMs,
 		ErrorMessage: w.ErrorMessage, SwitchedTo: w.SwitchedTo,
-		Success: w.Success, FinalError: w.FinalError, Reason: w.Reason, Aborted: w.Aborted,
+		Success: w.Success, FinalError: w.FinalError, Reason: w.Reason, Aborted: w.Aborted, Op: w.Op,
+	}
+	if w.Type == session.SessionError {
+		e.ErrorMessage = w.Error
 	}
 	if a := w.Assistant; a != nil {
 		e.Assistant = &llm.Event{Type: a.Type, ContentIndex: a.ContentIndex, Delta: a.Delta, Content: a.Content,

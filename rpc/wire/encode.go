@@ -1,6 +1,6 @@
 // Package wire is the JSON form of session events: the lines of rally's
 // RPC and JSON output modes, shaped as the pi coding agent's RPC protocol
-// writes them (DESIGN §6.2, §6.3). AppendEvent writes one event line and
+// writes them (docs/rpc.md). AppendEvent writes one event line and
 // DecodeEvent reads one back; the RPC server and client, the JSON output
 // mode and hooks all use these two, so the wire shape exists once.
 package wire
@@ -102,6 +102,11 @@ func appendEvent(b []byte, e session.Event, tc *textCache) []byte {
 		}
 		b = append(b, `,"success":`...)
 		b = strconv.AppendBool(b, e.Success)
+	case session.SessionError:
+		b = append(b, `"error":`...)
+		b = appendString(b, e.ErrorMessage)
+		b = append(b, `,"op":`...)
+		b = appendString(b, e.Op)
 	case session.CompactionStart:
 		b = append(b, `"reason":`...)
 		b = appendString(b, string(e.Reason))

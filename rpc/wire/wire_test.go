@@ -66,6 +66,8 @@ func reference(e session.Event) ([]byte, error) {
 		if !e.Success {
 			m["finalError"] = e.FinalError
 		}
+	case session.SessionError:
+		m["error"], m["op"] = e.ErrorMessage, e.Op
 	case session.CompactionStart:
 		m["reason"] = string(e.Reason)
 	case session.CompactionEnd:
@@ -113,6 +115,7 @@ func sampleEvents() []session.Event {
 		{Type: session.CompactionStart, Reason: "overflow"},
 		{Type: session.CompactionEnd, Reason: "manual", Compaction: &session.CompactionResult{Summary: "s <b>&", FirstKeptEntryID: "a1b2c3d4", TokensBefore: 10}, WillRetry: true},
 		{Type: session.CompactionEnd, Reason: "manual", Aborted: true},
+		{Type: session.SessionError, Op: session.OpSaveMessage, ErrorMessage: "journal: append to /s.jsonl: no space left on device"},
 	}
 }
 
@@ -258,7 +261,7 @@ func TestEncoderKnowsEveryField(t *testing.T) {
 		fields = append(fields, f.Name)
 	}
 	const eventFields = "Type Message Assistant Messages ToolResults ToolCallID ToolName Args Result IsError WillRetry " +
-		"Attempt MaxAttempts DelayMs ErrorMessage ErrorClass SwitchedTo Success FinalError Reason Compaction Aborted"
+		"Attempt MaxAttempts DelayMs ErrorMessage ErrorClass SwitchedTo Success FinalError Reason Compaction Aborted Op"
 	if got := strings.Join(fields, " "); got != eventFields {
 		t.Errorf("session.Event has fields %q; AppendEvent and DecodeEvent know %q: update them (encode.go, decode.go) and this list", got, eventFields)
 	}
@@ -281,6 +284,7 @@ func TestEventJSON(t *testing.T) {
 		{session.Event{Type: session.AutoRetryEnd, Attempt: 1, FinalError: "Retry cancelled"}, `{"attempt":1,"finalError":"Retry cancelled","success":false,"type":"auto_retry_end"}`},
 		{session.Event{Type: session.AgentEnd, WillRetry: true}, `{"messages":[],"type":"agent_end","willRetry":true}`},
 		{session.Event{Type: session.AgentSettled}, `{"type":"agent_settled"}`},
+		{session.Event{Type: session.SessionError, Op: "save message", ErrorMessage: "disk full"}, `{"error":"disk full","op":"save message","type":"session_error"}`},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.e.Type), func(t *testing.T) {

@@ -94,7 +94,8 @@ func TestJournalCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Every acknowledged entry is there, in order; at most one more
-		// whole line (written, not yet acknowledged) and one torn line.
+		// whole line (written, not yet acknowledged) and one torn line, which
+		// Open drops: after the next append the file loads without warnings.
 		n := len(ld.Entries)
 		if n < len(acked) || n > len(acked)+1 {
 			t.Fatalf("run %d: %d entries, %d acknowledged", run, n, len(acked))
@@ -119,7 +120,7 @@ func TestJournalCrash(t *testing.T) {
 		}
 		last := ld2.Entries[len(ld2.Entries)-1]
 		if len(ld2.Entries) != n+1 || last.ID != id || last.ParentID != ld.Entries[n-1].ID ||
-			ld2.Messages[len(ld2.Messages)-1].TextOf() != "after" || len(ld2.Warnings) != len(ld.Warnings) {
+			ld2.Messages[len(ld2.Messages)-1].TextOf() != "after" || len(ld2.Warnings) != 0 {
 			t.Errorf("run %d: after append: %d entries, last %+v, warnings %q", run, len(ld2.Entries), last.ID, ld2.Warnings)
 		}
 	}

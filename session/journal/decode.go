@@ -23,9 +23,10 @@ type scanner struct {
 
 // The keys encoding/json would match, in any case, for an entry, a
 // message, a content block, usage and cost. An entry's legacy
-// firstKeptEntryIndex and custom_message content are left to it.
+// firstKeptEntryIndex, a compaction's tokensBefore and a custom_message's
+// content are left to it.
 var (
-	entryKeys   = []string{"type", "id", "parentId", "timestamp", "message", "retried", "summary", "firstKeptEntryId", "firstKeptEntryIndex", "provider", "modelId", "name", "content"}
+	entryKeys   = []string{"type", "id", "parentId", "timestamp", "message", "retried", "summary", "firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore", "provider", "modelId", "name", "content"}
 	messageKeys = []string{"role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "toolCallId", "toolName", "isError", "timestamp"}
 	blockKeys   = []string{"type", "text", "thinking", "thinkingSignature", "data", "mimeType", "id", "name", "arguments", "thoughtSignature"}
 	usageKeys   = []string{"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"}
@@ -79,11 +80,13 @@ func (s *scanner) entry(line []byte) (f entryFields, m *llm.Message, ok bool) {
 	return f, m, true
 }
 
-// plainRole reports whether a message of role r goes to the context as it
-// is decoded: pi's other roles need fields of their own (contextMessage).
+// plainRole reports whether a message of role r is all llm.Message holds:
+// pi's own roles are read by encoding/json and keep their line's message
+// (Entry.PiMessage), for the fields of their own that the context
+// (contextMessage) and viewers need.
 func plainRole(r llm.Role) bool {
 	switch r {
-	case llm.User, llm.Assistant, llm.ToolResult, "custom", "hookMessage":
+	case llm.User, llm.Assistant, llm.ToolResult:
 		return true
 	}
 	return false

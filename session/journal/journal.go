@@ -1,4 +1,4 @@
-// Package journal is rally's session file (DESIGN §3.5): the pi coding
+// Package journal is rally's session file: the pi coding
 // agent's session format, version 3, written by Create and Open and read
 // by Load (for viewers: nothing is opened for writing), Latest and List.
 package journal
@@ -37,12 +37,23 @@ package journal
 //
 // Durability: every append is one write(2) of a whole line on an O_APPEND
 // descriptor, so a crash of the process (even SIGKILL) loses at most the line
-// being written, and a torn line is skipped with a warning on load. There is
-// no fsync per line: it would cost milliseconds per message on many disks,
-// and a power cut losing the last seconds of a transcript is an acceptable
-// trade for an interactive tool. Close syncs.
+// being written, and a torn line is skipped with a warning on load. A write
+// that fails part-way (a full disk) is taken back (ftruncate to the end of
+// the last whole line), and Open drops a torn last line a crash left, so
+// the next entry always starts a line of its own and no torn line is ever
+// left in the middle of the file. There is no fsync per line: it would cost
+// milliseconds per message on many disks, and a power cut losing the last
+// seconds of a transcript is an acceptable trade for an interactive tool.
+// Close syncs.
+//
+// One writer: Create and Open take an exclusive flock(2) on the file for
+// as long as the Journal is open, so two rally processes never append to
+// one session (which would fork its entry chain); the second Open fails
+// with ErrLocked. The kernel drops the lock when the process dies. Load,
+// for viewers, takes no lock.
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -73,14 +84,28 @@ const fileTimePattern = "9999-99-99T99-99-99-999Z"
 // fileTime returns the file name form of an ISO timestamp.
 func fileTime(iso string) string { return strings.NewReplacer(":", "-", ".", "-").Replace(iso) }
 
+// ErrLocked is the error (wrapped) of Open for a session file that another
+// Journal, in this process or another, has open for writing.
+var ErrLocked = errors.New("the session is open in another rally process")
+
+// file is what a Journal writes: an *os.File, or in tests one that fails
+// as a full disk does.
+type file interface {
+	io.Writer
+	Truncate(size int64) error
+	Sync() error
+	Close() error
+}
+
 // Journal is an append-only session file. Safe for concurrent use.
 type Journal struct {
 	path string
 	id   string
 
 	mu   sync.Mutex
-	f    *os.File // nil once closed
-	leaf string   // id of the last entry, the parent of the next one
+	f    file   // nil once closed
+	size int64  // where the next line starts: the end of the last whole line
+	leaf string // id of the last entry, the parent of the next one
 	// ids holds every entry id of the file, so a new one never collides.
 	ids map[string]struct{}
 	// torn is set when the file may not end in "\n" (a torn last line or a
@@ -153,12 +178,19 @@ func Create(dir, cwd string) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
+	// Locked before the header is written: an Open that finds the file
+	// (rally -c picks the newest) gets ErrLocked, never a file without one.
+	if err := tryLock(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("journal: create %s: %w", path, err)
+	}
+	line = append(line, '\n')
+	if _, err := f.Write(line); err != nil {
 		f.Close()
 		os.Remove(path)
 		return nil, fmt.Errorf("journal: write %s: %w", path, err)
 	}
-	return &Journal{path: path, id: id, f: f, ids: map[string]struct{}{}}, nil
+	return &Journal{path: path, id: id, f: f, size: int64(len(line)), ids: map[string]struct{}{}}, nil
 }
 
 // Open opens an existing session file for appending and returns what
@@ -173,13 +205,68 @@ func Open(path string) (*Journal, *Loaded, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
+	// Locked before reading: what is read is what this writer continues.
+	if err := tryLock(f); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("journal: open %s: %w", path, err)
+	}
 	r, err := readJournal(f, path)
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	j := &Journal{path: path, id: r.loaded.ID, f: f, leaf: r.leaf, ids: r.ids, torn: r.torn}
+	if j.size, err = endOfLines(f, r.torn); err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("journal: open %s: %w", path, err)
+	}
 	return j, r.loaded, nil
+}
+
+// endOfLines returns the size of f, after dropping a torn last line (one
+// without its "\n" that is not a whole JSON value, which loading skipped):
+// the next append then starts a line of its own at the end of the last
+// whole one. A last line that parses without its "\n" (a writer that does
+// not end the file with one) is kept; the next append starts with "\n".
+func endOfLines(f *os.File, torn bool) (int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := st.Size()
+	if !torn {
+		return size, nil
+	}
+	cut, err := afterLastNewline(f, size)
+	if err != nil {
+		return 0, err
+	}
+	tail, err := io.ReadAll(io.NewSectionReader(f, cut, size-cut))
+	if err != nil {
+		return 0, err
+	}
+	if json.Valid(tail) {
+		return size, nil
+	}
+	return cut, f.Truncate(cut)
+}
+
+// afterLastNewline returns the offset just after the last "\n" in the
+// first size bytes of f (0 if there is none), reading backwards.
+func afterLastNewline(f *os.File, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		start := max(end-int64(len(buf)), 0)
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
 }
 
 // Load reads a session file without opening it for writing, for viewers
@@ -372,11 +459,19 @@ func (j *Journal) append(typ string, body any) (string, error) {
 	// One write of the whole line: the unit that a crash can tear.
 	n, err := j.f.Write(line)
 	if err != nil {
+		// A full disk or a failing device. Take the part written back, so
+		// the file still ends with a whole line; if even that fails, the
+		// next line starts with "\n" and leaves the torn bytes on a line
+		// of their own, which loading skips with a warning.
 		if n > 0 {
-			j.torn = true
+			if terr := j.f.Truncate(j.size); terr != nil {
+				j.size += int64(n)
+				j.torn = true
+			}
 		}
 		return "", fmt.Errorf("journal: append to %s: %w", j.path, err)
 	}
+	j.size += int64(n)
 	j.torn = false
 	j.ids[id] = struct{}{}
 	j.leaf = id

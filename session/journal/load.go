@@ -52,6 +52,18 @@ type Entry struct {
 	Retried bool
 	// Line is the entry's line number in the file, 1-based.
 	Line int
+
+	// The fields viewers show of the other entry types, read with the
+	// line (the line itself is not kept): Summary of a compaction or
+	// branch_summary, TokensBefore of a compaction, Provider and ModelID
+	// of a model_change.
+	Summary           string
+	TokensBefore      int
+	Provider, ModelID string
+	// PiMessage is the message as written for pi's own roles
+	// (bashExecution…), whose fields llm.Message has no place for; nil
+	// for every other entry.
+	PiMessage json.RawMessage
 }
 
 // knownEntryType reports whether t is an entry type of pi's version 3.
@@ -90,6 +102,7 @@ type entryFields struct {
 	Summary             string   `json:"summary"`
 	FirstKeptEntryID    string   `json:"firstKeptEntryId"`
 	FirstKeptEntryIndex *float64 `json:"firstKeptEntryIndex"` // version 1
+	TokensBefore        int      `json:"tokensBefore"`
 	// model_change
 	Provider string `json:"provider"`
 	ModelID  string `json:"modelId"`
@@ -215,7 +228,8 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 		r.skipped = true
 		return
 	}
-	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Line: n}
+	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Line: n,
+		Summary: f.Summary, TokensBefore: f.TokensBefore, Provider: f.Provider, ModelID: f.ModelID}
 	if f.ParentID != nil {
 		e.ParentID = *f.ParentID
 	}
@@ -258,6 +272,7 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 			m.Content = nil // as a message built without content
 		}
 		e.Message = m
+		e.PiMessage = f.Message // kept by decodeMessage for pi's roles only
 	case !knownEntryType(f.Type):
 		// Kept in Entries: later entries may chain through it.
 		r.warn(n, "unknown entry type %q left out of the context", f.Type)
@@ -314,7 +329,7 @@ func (r *journalReader) decodeMessage(n int, f *entryFields) (*llm.Message, bool
 		return nil, false
 	}
 	if plainRole(m.Role) {
-		f.Message = nil // only pi's other roles need their own fields
+		f.Message = nil // only pi's own roles need their own fields
 	}
 	return m, true
 }

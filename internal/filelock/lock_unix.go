@@ -1,6 +1,6 @@
 //go:build unix
 
-package auth
+package filelock
 
 import (
 	"os"

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+
+	"github.com/rally-agent/rally/internal/hooks"
+	"github.com/rally-agent/rally/internal/tui"
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session/journal"
+	"github.com/rally-agent/rally/settings"
+	"github.com/spf13/cobra"
+)
+
+// maxResumeList bounds how many sessions /resume reads and lists.
+const maxResumeList = 20
+
+// runUI is plain `rally` (and `rally "first prompt"`): the terminal UI on
+// the same settings, flags and sessions as print mode.
+func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	// Warnings are printed once, by newRunEnv below.
+	st, err := loadSettings(streams{in: s.in, out: io.Discard, err: io.Discard})
+	if err != nil {
+		return err
+	}
+	conf := tui.NewConfirmer(st.Tools.Confirm)
+	uf := *f
+	uf.tools, uf.ui = conf.Wrap, true
+	b, err := newRPCBackend(ctx, s, uf)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	sess := b.current().sess
+	// Hooks run as in the other modes, follow /new and /resume (swap
+	// re-attaches them), get the exit grace when the UI quits, and name
+	// their failures in the status line.
+	alerts := &tui.Alerts{}
+	b.hooks = startHooks(b.current().st, b.home, b.log, s.err)
+	b.hooks.alsoReport(func(e *hooks.Error) {
+		alerts.HookFailed(tui.HookFailure{Hook: e.Name(), Event: e.Event, Reason: e.Reason()})
+	})
+	defer b.hooks.close()
+	b.hooks.watch(sess)
+	opts := tui.Options{
+		Session:     sess,
+		Host:        uiHost{b},
+		Info:        tui.Info{Model: sess.State().Model, SessionName: sess.State().Name},
+		FirstPrompt: first,
+		NoColor:     os.Getenv("NO_COLOR") != "",
+	}
+	err = tui.Run(ctx, opts, tui.RunOptions{Confirmer: conf, Alerts: alerts})
+	if errors.Is(err, context.Canceled) || errors.Is(err, tui.ErrInterrupted) {
+		return &exitError{130, errors.New("interrupted")}
+	}
+	if err != nil {
+		return err
+	}
+	return b.incomplete()
+}
+
+// uiHost gives the UI what outlives a session: it is the RPC backend
+// seen through the UI's Host interface.
+type uiHost struct{ b *rpcBackend }
+
+func (h uiHost) NewSession(ctx context.Context) (tui.Session, error) {
+	s, err := h.b.newSession(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (h uiHost) OpenSession(ctx context.Context, path string) (tui.Session, error) {
+	f := h.b.f
+	f.cont, f.file = false, path
+	s, err := h.b.swap(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (h uiHost) Models() []llm.Model { return h.b.models() }
+
+func (h uiHost) SetModel(ctx context.Context, _ tui.Session, m llm.Model) error {
+	t, err := h.b.connect(ctx, m)
+	if err != nil {
+		return err
+	}
+	h.b.current().sess.SetModel(t)
+	return nil
+}
+
+// Sessions lists this directory's sessions, newest first.
+func (h uiHost) Sessions() ([]tui.SessionInfo, error) {
+	dir := h.b.f.sessionDir
+	if dir == "" {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		dir = journal.Dir(h.b.home, cwd)
+	}
+	paths, err := journal.List(dir)
+	if err != nil {
+		return nil, err
+	}
+	// Newest by last use, not by creation (the name): a session resumed
+	// today comes before one started yesterday and left alone.
+	out := make([]tui.SessionInfo, len(paths))
+	for i, p := range paths {
+		out[i].Path = p
+		if fi, err := os.Stat(p); err == nil {
+			out[i].Modified = fi.ModTime()
+		}
+	}
+	slices.SortStableFunc(out, func(a, b tui.SessionInfo) int { return b.Modified.Compare(a.Modified) })
+	out = out[:min(len(out), maxResumeList)]
+	for i := range out {
+		l, err := journal.Load(out[i].Path)
+		if err != nil {
+			out[i].FirstPrompt = "(unreadable: " + err.Error() + ")"
+			continue
+		}
+		out[i].Messages = len(l.Messages)
+		for _, m := range l.Messages {
+			if m.Role == llm.User {
+				out[i].FirstPrompt = m.TextOf()
+				break
+			}
+		}
+	}
+	return out, nil
+}
+
+// Settings describes the settings files in use and the retry settings in
+// effect.
+func (h uiHost) Settings() []string {
+	var lines []string
+	if src, err := settingsSources(); err == nil {
+		for _, l := range []settings.Source{src.Global, src.Project} {
+			if l.Path == "" {
+				continue
+			}
+			state := "not present"
+			if _, err := os.Stat(l.Path); err == nil {
+				state = "in use"
+			}
+			lines = append(lines, fmt.Sprintf("Settings file %s (%s)", l.Path, state))
+		}
+	}
+	conf, err := h.b.conf()
+	if err != nil {
+		return append(lines, "settings: "+err.Error())
+	}
+	r := conf.st.Retry
+	pol := conf.st.RetryPolicy(conf.target.Provider)
+	lines = append(lines,
+		fmt.Sprintf("retry.enabled %v · maxRetries %d (for %s) · baseDelayMs %d · maxDelayMs %d · jitter %g · streaming %s",
+			r.Enabled, pol.MaxRetries, conf.target.Provider, r.BaseDelayMs, r.MaxDelayMs, r.Jitter, r.Streaming),
+		fmt.Sprintf("retry.fallbackModels %v · tools.confirm %v", r.FallbackModels, conf.st.Tools.Confirm))
+	return lines
+}

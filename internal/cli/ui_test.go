@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llmtest"
+	"github.com/rally-agent/rally/session/journal"
+	"github.com/spf13/cobra"
+)
+
+// TestUIArgs checks which command lines open the UI, with which first
+// prompt, and that a bare word never reaches a model (issue 14 item 2).
+func TestUIArgs(t *testing.T) {
+	t.Setenv("RALLY_HOME", t.TempDir())
+	srv := llmtest.NewServer(t, llmtest.Step{Text: "an answer"})
+	fake := []string{"--no-session", "--api", "openai-completions", "--base-url", srv.URL + "/v1", "--model", "m"}
+	cases := []struct {
+		name    string
+		args    []string
+		code    int
+		ui      bool   // the UI was opened
+		first   string // with this first prompt
+		errWant string
+		out     string
+	}{
+		{name: "quoted prompt opens the UI", args: []string{"fix the failing test"}, ui: true, first: "fix the failing test"},
+		{name: "typo of a command", args: []string{"setings"}, code: 2, errWant: `unknown command "setings" for "rally"; did you mean "settings"?`},
+		{name: "bare word", args: []string{"version"}, code: 2, errWant: `unknown command "version" for "rally"; to send it as a prompt: rally -p "version"`},
+		{name: "several bare words", args: []string{"fix", "the", "bug"}, code: 2, errWant: `unknown command "fix"`},
+		{name: "quoted then more", args: []string{"fix this", "now"}, code: 2, errWant: "give the first prompt as one quoted argument"},
+		{name: "bad flag", args: []string{"--no-such-flag"}, code: 2, errWant: "unknown flag: --no-such-flag"},
+		{name: "bad flag value", args: []string{"--max-turns", "many"}, code: 2, errWant: "invalid argument"},
+		{name: "bare word in json mode", args: []string{"--mode", "json", "models"}, code: 2, errWant: `unknown command "models"`},
+		{name: "-p takes a bare word", args: []string{"-p", "hello"}, out: "an answer\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := len(srv.Requests())
+			var out, errb bytes.Buffer
+			var opened bool
+			var first string
+			s := streams{in: strings.NewReader(""), out: &out, err: &errb, ui: func(_ *cobra.Command, _ streams, _ *runFlags, p string) error {
+				opened, first = true, p
+				return nil
+			}}
+			code := execute(s, append(append([]string{}, fake...), c.args...))
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, c.code, errb.String())
+			}
+			if opened != c.ui || first != c.first {
+				t.Errorf("ui opened %v with %q, want %v with %q", opened, first, c.ui, c.first)
+			}
+			if !strings.Contains(errb.String(), c.errWant) {
+				t.Errorf("stderr %q, want it to contain %q", errb.String(), c.errWant)
+			}
+			if c.out != "" && out.String() != c.out {
+				t.Errorf("stdout %q, want %q", out.String(), c.out)
+			}
+			sent := len(srv.Requests()) - before
+			if wantSent := map[bool]int{true: 1, false: 0}[c.out != ""]; sent != wantSent {
+				t.Errorf("%d requests reached the model, want %d", sent, wantSent)
+			}
+		})
+	}
+}
+
+// TestUISessions checks /resume's list: this directory's sessions, newest
+// first, with their first prompt and message count.
+func TestUISessions(t *testing.T) {
+	dir := t.TempDir()
+	write := func(prompts ...string) string {
+		j, err := journal.Create(dir, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		for _, p := range prompts {
+			if _, err := j.AppendMessage(llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(p)}}, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return j.Path()
+	}
+	old := write("the older one", "and more")
+	newer := write("the newer one")
+	// Modification times decide, whatever the names say.
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a session"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := uiHost{&rpcBackend{f: runFlags{sessionDir: dir}}}
+	got, err := h.Sessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Path != newer || got[1].Path != old {
+		t.Fatalf("sessions %+v", got)
+	}
+	if got[0].FirstPrompt != "the newer one" || got[1].FirstPrompt != "the older one" || got[1].Messages != 2 {
+		t.Fatalf("sessions %+v", got)
+	}
+	h = uiHost{&rpcBackend{f: runFlags{sessionDir: filepath.Join(dir, "none")}}}
+	if got, err := h.Sessions(); err != nil || len(got) != 0 {
+		t.Fatalf("no directory: %v %v", got, err)
+	}
+}

@@ -1,0 +1,95 @@
+package tui
+
+import (
+	"strings"
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session"
+)
+
+// This file is the only place that knows the session's event type. It
+// turns each session event into one of the UI's own messages (msgs.go), so
+// the model and its tests never depend on the event's shape.
+
+// translate returns the UI message for e, or nil for events the UI does
+// not show. now is when the event arrived; the retry countdown counts from
+// it.
+func translate(e session.Event, now time.Time) any {
+	switch e.Type {
+	case session.AgentStart:
+		return runStartMsg{}
+	case session.AgentSettled:
+		return settledMsg{}
+	case session.MessageStart:
+		if e.Message != nil && e.Message.Role == llm.Assistant {
+			return assistantStartMsg{}
+		}
+	case session.MessageUpdate:
+		if e.Assistant == nil {
+			return nil
+		}
+		switch e.Assistant.Type {
+		case llm.EventTextDelta:
+			return deltaMsg{text: e.Assistant.Delta}
+		case llm.EventThinkingDelta:
+			return deltaMsg{text: e.Assistant.Delta, thinking: true}
+		}
+	case session.MessageEnd:
+		if e.Message == nil {
+			return nil
+		}
+		return messageEndMsg{msg: *e.Message}
+	case session.MessageDiscarded:
+		return discardMsg{}
+	case session.ToolExecutionStart:
+		return toolStartMsg{id: e.ToolCallID, name: e.ToolName, args: string(e.Args)}
+	case session.ToolExecutionEnd:
+		var text string
+		if e.Result != nil {
+			text = resultText(e.Result.Content)
+		}
+		return toolEndMsg{id: e.ToolCallID, name: e.ToolName, result: text, isError: e.IsError}
+	case session.AutoRetryStart:
+		return retryStartMsg{
+			attempt: e.Attempt, max: e.MaxAttempts,
+			at: now, until: now.Add(time.Duration(e.DelayMs) * time.Millisecond),
+			err:   e.ErrorMessage,
+			class: e.ErrorClass.String(), switchedTo: e.SwitchedTo,
+		}
+	case session.AutoRetryEnd:
+		return retryEndMsg{success: e.Success, attempt: e.Attempt, finalError: e.FinalError,
+			cancelled: !e.Success && e.FinalError == session.RetryCancelled}
+	case session.SessionError:
+		return storeErrorMsg{op: e.Op, err: e.ErrorMessage}
+	case session.CompactionStart:
+		return compactStartMsg{reason: string(e.Reason)}
+	case session.CompactionEnd:
+		m := compactEndMsg{reason: string(e.Reason), aborted: e.Aborted}
+		if r := e.Compaction; r != nil {
+			m.tokensBefore, m.done = r.TokensBefore, true
+		}
+		return m
+	}
+	return nil
+}
+
+// resultText is the text of a tool result's content blocks.
+func resultText(cs []llm.Content) string {
+	var b strings.Builder
+	for _, c := range cs {
+		switch c.Type {
+		case llm.TextType:
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(c.Text)
+		case llm.ImageType:
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString("[image " + c.MimeType + "]")
+		}
+	}
+	return b.String()
+}

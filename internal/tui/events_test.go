@@ -1,0 +1,106 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/tool"
+)
+
+func TestTranslate(t *testing.T) {
+	asst := &llm.Message{Role: llm.Assistant, StopReason: llm.Stop, Content: []llm.Content{llm.Text("hi")}}
+	user := &llm.Message{Role: llm.User, Content: []llm.Content{llm.Text("q")}}
+	res := &tool.Result{Content: []llm.Content{llm.Text("a"), {Type: llm.ImageType, MimeType: "image/png"}, llm.Text("b")}}
+	cases := []struct {
+		e    session.Event
+		want any
+	}{
+		{session.Event{Type: "agent_start"}, runStartMsg{}},
+		{session.Event{Type: "agent_end", WillRetry: true}, nil},
+		{session.Event{Type: "agent_settled"}, settledMsg{}},
+		{session.Event{Type: "message_start", Message: asst}, assistantStartMsg{}},
+		{session.Event{Type: "message_start", Message: user}, nil},
+		{session.Event{Type: "message_update", Message: asst, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "x"}}, deltaMsg{text: "x"}},
+		{session.Event{Type: "message_update", Message: asst, Assistant: &llm.Event{Type: llm.EventThinkingDelta, Delta: "t"}}, deltaMsg{text: "t", thinking: true}},
+		{session.Event{Type: "message_update", Message: asst, Assistant: &llm.Event{Type: llm.EventToolCallDelta, Delta: "{"}}, nil},
+		{session.Event{Type: "message_end", Message: user}, messageEndMsg{msg: *user}},
+		{session.Event{Type: "message_discarded", Message: asst}, discardMsg{}},
+		{session.Event{Type: "tool_execution_start", ToolCallID: "c1", ToolName: "bash", Args: json.RawMessage(`{"command":"ls"}`)}, toolStartMsg{id: "c1", name: "bash", args: `{"command":"ls"}`}},
+		{session.Event{Type: "tool_execution_end", ToolCallID: "c1", ToolName: "bash", Result: res, IsError: true}, toolEndMsg{id: "c1", name: "bash", result: "a\n[image image/png]\nb", isError: true}},
+		{session.Event{Type: "auto_retry_start", Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "503", ErrorClass: retry.Transient, SwitchedTo: "k2"},
+			retryStartMsg{attempt: 2, max: 3, at: t0, until: t0.Add(4 * time.Second), err: "503", class: "transient", switchedTo: "k2"}},
+		{session.Event{Type: "auto_retry_end", Attempt: 3, FinalError: "boom"}, retryEndMsg{attempt: 3, finalError: "boom"}},
+		{session.Event{Type: "auto_retry_end", Attempt: 1, FinalError: "Retry cancelled"}, retryEndMsg{attempt: 1, finalError: "Retry cancelled", cancelled: true}},
+		{session.Event{Type: "auto_retry_end", Success: true, Attempt: 1}, retryEndMsg{success: true, attempt: 1}},
+		{session.Event{Type: "session_error", Op: "save message", ErrorMessage: "no space left on device"}, storeErrorMsg{op: "save message", err: "no space left on device"}},
+		{session.Event{Type: "compaction_start", Reason: "overflow"}, compactStartMsg{reason: "overflow"}},
+		{session.Event{Type: "compaction_end", Reason: "manual", Compaction: &session.CompactionResult{TokensBefore: 99}}, compactEndMsg{reason: "manual", tokensBefore: 99, done: true}},
+		{session.Event{Type: "compaction_end", Reason: "manual", Aborted: true}, compactEndMsg{reason: "manual", aborted: true}},
+		{session.Event{Type: "turn_start"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(string(c.e.Type), func(t *testing.T) {
+			got := translate(c.e, t0)
+			if c.want == nil {
+				if got != nil {
+					t.Fatalf("got %#v, want nothing", got)
+				}
+				return
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("got %#v, want %#v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestConfirmer(t *testing.T) {
+	ran := 0
+	echo := tool.Func{Def: llm.Tool{Name: "bash"}, Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+		ran++
+		return tool.Result{Content: []llm.Content{llm.Text("ok")}}, nil
+	}}
+	other := tool.Func{Def: llm.Tool{Name: "read"}, Fn: func(context.Context, json.RawMessage) (tool.Result, error) {
+		return tool.Result{}, nil
+	}}
+	c := NewConfirmer([]string{"bash"})
+	ts := c.Wrap([]tool.Tool{echo, other})
+	if _, wrapped := ts[1].(confirming); wrapped {
+		t.Fatal("read is not in tools.confirm but asks")
+	}
+	if got := NewConfirmer(nil).Wrap(ts[1:]); !reflect.DeepEqual(got, ts[1:]) {
+		t.Fatal("an empty tools.confirm changed the tools")
+	}
+	// No UI connected: the answer is no, and the tool does not run.
+	res, err := ts[0].Run(context.Background(), json.RawMessage(`{}`))
+	if err != nil || !res.IsError || ran != 0 {
+		t.Fatalf("without a UI: %v %+v, ran %d", err, res, ran)
+	}
+	for _, yes := range []bool{true, false} {
+		c.connect(func(msg any) {
+			q := msg.(confirmMsg)
+			if q.name != "bash" || q.args != `{"command":"ls"}` {
+				t.Errorf("asked %+v", q)
+			}
+			q.reply <- yes
+		})
+		before := ran
+		res, err := ts[0].Run(context.Background(), json.RawMessage(`{"command":"ls"}`))
+		if err != nil || res.IsError == yes || (ran > before) != yes {
+			t.Fatalf("answer %v: %v %+v, ran %d", yes, err, res, ran-before)
+		}
+	}
+	// A cancelled run does not wait for an answer.
+	c.connect(func(any) {})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := ts[0].Run(ctx, json.RawMessage(`{}`)); err == nil {
+		t.Fatal("a cancelled call waited or ran")
+	}
+}

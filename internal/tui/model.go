@@ -1,0 +1,586 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session"
+)
+
+// welcome opens the transcript: the keys a first-time user needs.
+const welcome = "Enter sends, Alt+Enter adds a line, / lists the commands, Esc interrupts."
+
+// Info is what the status line shows before any event says more.
+type Info struct {
+	Model       llm.Model
+	SessionName string
+}
+
+// Options configure a Model.
+type Options struct {
+	Session Session
+	Host    Host
+	Info    Info
+	// FirstPrompt is sent as soon as the UI starts (rally "…").
+	FirstPrompt string
+	// Context bounds prompts and compactions; nil means Background.
+	Context context.Context
+	// NoColor renders without colour (NO_COLOR).
+	NoColor bool
+	// listen subscribes the UI to a session's events (set by Run; nil in
+	// model tests, which send the messages themselves).
+	listen func(s Session, gen int) (stop func())
+}
+
+// Model is the bubbletea model of the terminal UI.
+type Model struct {
+	opts Options
+	ctx  context.Context
+	sess Session
+	gen  int
+	stop func()
+	info Info
+
+	width, height int
+	tr            transcript
+	ed            editor
+	st            styles
+
+	// The run in progress.
+	running    bool
+	settled    bool // agent_settled seen for the run
+	returned   bool // Prompt returned
+	promptErr  error
+	compacting bool
+	// manual is an explicit /compact, which ends with compaction_end
+	// (no agent_settled); compacted says that came.
+	manual, compacted bool
+	aborted           bool   // the run's last message ended aborted
+	failure           string // the run's last message's error, if it ended in error
+	lineDone          bool   // a final line (retry failed/cancelled, aborted) was shown
+	queue             []string
+
+	// The retry loader.
+	loader     *retryStartMsg
+	tickSeq    int
+	now        time.Time // of the last tick or retry event
+	switchedTo string
+
+	// Usage from the messages seen.
+	ctxUsed int
+	cost    float64
+
+	hooks hookNotice // a hook failure in the status line
+
+	retryOff     bool // auto-retry turned off (/retry off)
+	totalRetries int  // retries in this session so far (this UI's)
+	models       []llm.Model
+	sessions     []SessionInfo
+	clock        func() time.Time // for session ages only
+	lastTH       int              // the transcript's height in the last frame
+
+	// wg counts the prompts and compactions running in commands.
+	wg *sync.WaitGroup
+
+	panicked any // a panic in event handling, to report after the terminal is restored
+
+	confirm  *confirmMsg
+	ctrlC    bool // the last key was a ctrl+c on an empty editor
+	quitting bool
+}
+
+// New returns a Model for opts.
+func New(opts Options) *Model {
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	m := &Model{opts: opts, ctx: ctx, sess: opts.Session, info: opts.Info, width: 80, height: 24, wg: &sync.WaitGroup{}}
+	m.st = newStyles(opts.NoColor)
+	m.tr = newTranscript(&m.st)
+	m.ed = newEditor(m.st)
+	m.ed.cands = m.candidates
+	m.ed.focus() // Init starts the cursor
+	m.clock = time.Now
+	m.tr.add(block{kind: kInfo, text: welcome})
+	if m.sess != nil {
+		m.tr.load(m.sess.Messages())
+		m.usageFrom(m.sess.Messages())
+		m.retryOff = !m.sess.AutoRetryEnabled()
+		m.loadWarnings(m.sess.State().LoadWarnings)
+	}
+	return m
+}
+
+// Init subscribes to the session and sends the first prompt.
+func (m *Model) Init() tea.Cmd {
+	m.subscribe()
+	cmds := []tea.Cmd{m.ed.focus(), tea.RequestBackgroundColor}
+	if m.opts.Host != nil {
+		cmds = append(cmds, m.fetchModels())
+	}
+	if p := strings.TrimSpace(m.opts.FirstPrompt); p != "" {
+		cmds = append(cmds, m.send(p))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *Model) subscribe() {
+	if m.opts.listen != nil && m.sess != nil {
+		m.stop = m.opts.listen(m.sess, m.gen)
+	}
+}
+
+// Update handles one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.ed.setWidth(msg.Width)
+		return m, nil
+	case tea.BackgroundColorMsg:
+		m.tr.setDark(msg.IsDark())
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	case tea.PasteMsg:
+		return m, m.ed.update(msg)
+	case eventMsg:
+		if msg.gen != m.gen {
+			return m, nil
+		}
+		return m, m.event(msg.msg)
+	case promptDoneMsg:
+		if msg.gen != m.gen {
+			return m, nil
+		}
+		m.returned, m.promptErr = true, msg.err
+		return m, m.maybeFinish()
+	case tickMsg:
+		if msg.seq != m.tickSeq || m.loader == nil {
+			return m, nil
+		}
+		m.now = msg.at
+		return m, m.tick()
+	case confirmMsg:
+		m.confirm = &msg
+		return m, nil
+	case hookFailMsg:
+		return m, m.hookFailed(msg.f)
+	case hookExpireMsg:
+		m.hookExpired(msg)
+		return m, nil
+	case panicMsg:
+		m.panicked = msg.v
+		return m, m.quit()
+	case infoMsg:
+		if msg.err != nil {
+			m.tr.add(block{kind: kError, text: msg.err.Error()})
+		}
+		if len(msg.lines) > 0 {
+			m.tr.add(block{kind: kInfo, text: strings.Join(msg.lines, "\n")})
+		}
+		return m, nil
+	case sessionMsg:
+		return m, m.switchSession(msg)
+	case stateMsg:
+		if msg.gen == m.gen {
+			m.info.Model = msg.st.Model
+		}
+		return m, nil
+	case modelsMsg:
+		m.models = msg.models
+		return m, nil
+	case sessionsMsg:
+		m.showSessions(msg)
+		return m, nil
+	case modelMsg:
+		if msg.err != nil {
+			m.tr.add(block{kind: kError, text: "model: " + msg.err.Error()})
+		} else {
+			m.info.Model = msg.m
+			m.tr.add(block{kind: kInfo, text: "Model: " + modelName(msg.m)})
+		}
+		return m, nil
+	}
+	return m, m.ed.update(msg)
+}
+
+// event handles a translated session event.
+func (m *Model) event(msg any) tea.Cmd {
+	switch msg := msg.(type) {
+	case runStartMsg:
+		// A new run (also the retried one) clears a stale loader; Esc
+		// interrupts it again.
+		m.loader = nil
+	case assistantStartMsg:
+		m.tr.startAssistant()
+	case deltaMsg:
+		m.tr.delta(msg.text, msg.thinking)
+	case messageEndMsg:
+		m.messageEnd(msg.msg)
+	case discardMsg:
+		m.tr.discard()
+	case toolStartMsg:
+		m.tr.add(block{kind: kTool, tool: &toolCall{id: msg.id, name: msg.name, args: msg.args}})
+	case toolEndMsg:
+		m.tr.toolEnd(msg.id, msg.result, msg.isError)
+	case retryStartMsg:
+		m.failure = ""
+		m.totalRetries++
+		m.loader = &msg
+		m.now = msg.at
+		if msg.switchedTo == "" {
+			return m.tick()
+		}
+		m.switchedTo = msg.switchedTo
+		m.tr.add(block{kind: kNotice, text: "Usage limit reached: switched to " + msg.switchedTo})
+		// A fallback model changes the status line's model.
+		return tea.Batch(m.tick(), m.readState())
+	case retryEndMsg:
+		m.loader = nil
+		if msg.success {
+			return nil
+		}
+		m.lineDone = true
+		switch {
+		case msg.cancelled && m.aborted:
+			m.tr.add(block{kind: kNotice, text: fmt.Sprintf("Aborted after %d retry attempt(s)", msg.attempt)})
+		case msg.cancelled:
+			m.tr.add(block{kind: kNotice, text: "Retry cancelled"})
+		default:
+			m.tr.add(block{kind: kError, text: fmt.Sprintf("Retry failed after %d attempts: %s", msg.attempt, msg.finalError)})
+		}
+	case storeErrorMsg:
+		m.tr.add(block{kind: kError, text: "Session file not saved (" + msg.op + "): " + msg.err + "; the session goes on in memory"})
+	case compactStartMsg:
+		m.compacting = true
+	case compactEndMsg:
+		m.compacting, m.compacted = false, true
+		switch {
+		case msg.done:
+			m.tr.add(block{kind: kNotice, text: fmt.Sprintf("Compacted (%s): %d tokens of older messages summarised; the recent messages are kept as they were", msg.reason, msg.tokensBefore)})
+			m.ctxUsed = 0
+		case msg.aborted:
+			m.tr.add(block{kind: kNotice, text: "Compaction cancelled"})
+			m.lineDone = true
+		}
+		// An overflow may have taught the session a smaller window.
+		return tea.Batch(m.maybeFinish(), m.readState())
+	case settledMsg:
+		m.settled = true
+		return tea.Batch(m.maybeFinish(), m.readState())
+	}
+	return nil
+}
+
+// readState reads the session's state for the status line (its model and
+// the context window as the session knows it, learned ones included).
+func (m *Model) readState() tea.Cmd {
+	s, gen := m.sess, m.gen
+	return func() tea.Msg { return stateMsg{gen: gen, st: s.State()} }
+}
+
+func (m *Model) messageEnd(msg llm.Message) {
+	switch msg.Role {
+	case llm.User:
+		m.tr.add(block{kind: kUser, text: msg.TextOf()})
+	case llm.Assistant:
+		m.tr.endAssistant(msg)
+		m.aborted = msg.StopReason == llm.Aborted
+		m.failure = ""
+		if msg.StopReason == llm.Error {
+			m.failure = msg.ErrorMessage
+		}
+		if u := msg.Usage; u != nil && msg.StopReason != llm.Error {
+			m.ctxUsed = u.Input + u.CacheRead + u.CacheWrite + u.Output
+			m.cost += u.Cost.Total
+		}
+	}
+}
+
+// maybeFinish ends the run once Prompt has returned and its events have
+// all arrived (they come on different goroutines), then sends the next
+// queued prompt.
+func (m *Model) maybeFinish() tea.Cmd {
+	if !m.running || !m.returned || !(m.settled || m.noEvents() || (m.manual && m.compacted)) {
+		return nil
+	}
+	if !m.lineDone {
+		switch {
+		case errors.Is(m.promptErr, session.ErrNothingToCompact):
+			m.tr.add(block{kind: kInfo, text: "Nothing to compact yet: the conversation is all recent."})
+		case m.aborted || errors.Is(m.promptErr, context.Canceled):
+			m.tr.add(block{kind: kNotice, text: "Operation aborted"})
+		case m.promptErr != nil:
+			m.tr.add(block{kind: kError, text: "Error: " + m.promptErr.Error()})
+		case m.failure != "":
+			m.tr.add(block{kind: kError, text: "Error: " + m.failure})
+		}
+	}
+	m.running, m.compacting, m.loader = false, false, nil
+	if len(m.queue) > 0 {
+		next := m.queue[0]
+		m.queue = m.queue[1:]
+		return m.send(next)
+	}
+	return nil
+}
+
+// noEvents reports a Prompt that failed before its run began (busy, or a
+// session that could not start): no agent_settled will come.
+func (m *Model) noEvents() bool {
+	return m.promptErr != nil && errors.Is(m.promptErr, session.ErrBusy)
+}
+
+// send starts a prompt, or queues it behind the running one.
+func (m *Model) send(text string) tea.Cmd {
+	if m.running {
+		m.queue = append(m.queue, text)
+		return nil
+	}
+	m.beginRun()
+	s, gen, ctx, wg := m.sess, m.gen, m.ctx, m.wg
+	wg.Add(1)
+	return func() tea.Msg {
+		defer wg.Done()
+		return promptDoneMsg{gen: gen, err: s.Prompt(ctx, text, session.PromptOptions{})}
+	}
+}
+
+func (m *Model) beginRun() {
+	m.running, m.settled, m.returned, m.promptErr = true, false, false, nil
+	m.aborted, m.failure, m.lineDone = false, "", false
+	m.manual, m.compacted = false, false
+	m.switchedTo = ""
+	m.endHookBursts()
+}
+
+// compact starts an explicit compaction.
+func (m *Model) compact() tea.Cmd {
+	if m.running {
+		m.tr.add(block{kind: kInfo, text: "A run is going: /compact waits until it has settled."})
+		return nil
+	}
+	m.beginRun()
+	m.compacting, m.manual = true, true
+	s, gen, ctx, wg := m.sess, m.gen, m.ctx, m.wg
+	wg.Add(1)
+	return func() tea.Msg {
+		defer wg.Done()
+		// The result reaches the transcript through compaction_end.
+		_, err := s.Compact(ctx)
+		return promptDoneMsg{gen: gen, err: err}
+	}
+}
+
+// tick schedules the next countdown tick at the moment the shown seconds
+// change.
+func (m *Model) tick() tea.Cmd {
+	if m.loader == nil {
+		return nil
+	}
+	m.tickSeq++
+	left := m.loader.until.Sub(m.now)
+	if left <= 0 {
+		return nil
+	}
+	wait := left % time.Second
+	if wait == 0 {
+		wait = time.Second
+	}
+	seq := m.tickSeq
+	return tea.Tick(wait, func(t time.Time) tea.Msg { return tickMsg{seq: seq, at: t} })
+}
+
+// secondsLeft is the countdown's number: whole seconds, rounded up.
+func (m *Model) secondsLeft() int {
+	if m.loader == nil {
+		return 0
+	}
+	left := m.loader.until.Sub(m.now)
+	if left <= 0 {
+		return 0
+	}
+	return int((left + time.Second - 1) / time.Second)
+}
+
+// switchSession installs a session from /new or /resume.
+func (m *Model) switchSession(msg sessionMsg) tea.Cmd {
+	if msg.err != nil {
+		m.tr.add(block{kind: kError, text: msg.what + ": " + msg.err.Error()})
+		return nil
+	}
+	if m.stop != nil {
+		// Unsubscribing waits for the old subscriber, which may be blocked
+		// sending to this very loop: let it drain on its own.
+		go m.stop()
+		m.stop = nil
+	}
+	m.gen++
+	m.sess = msg.s
+	m.info = Info{Model: msg.st.Model, SessionName: msg.st.Name}
+	m.retryOff = !msg.st.AutoRetryEnabled
+	m.tr.reset()
+	msgs := msg.msgs
+	m.tr.load(msgs)
+	m.ctxUsed, m.cost = 0, 0
+	m.usageFrom(msgs)
+	m.running, m.loader, m.queue, m.compacting = false, nil, nil, false
+	m.endHookBursts()
+	m.subscribe()
+	m.tr.add(block{kind: kInfo, text: msg.what})
+	m.loadWarnings(msg.st.LoadWarnings)
+	return nil
+}
+
+// loadWarnings says what loading a resumed session file skipped or
+// repaired: the first warning, and how many more there are (the log and
+// stderr have them all).
+func (m *Model) loadWarnings(ws []string) {
+	if len(ws) == 0 {
+		return
+	}
+	text := "Session file: " + ws[0]
+	if len(ws) > 1 {
+		text += fmt.Sprintf(" (%d more in the log)", len(ws)-1)
+	}
+	m.tr.add(block{kind: kNotice, text: text})
+}
+
+func (m *Model) usageFrom(msgs []llm.Message) {
+	for i := range msgs {
+		if u := msgs[i].Usage; u != nil && msgs[i].Role == llm.Assistant {
+			m.ctxUsed = u.Input + u.CacheRead + u.CacheWrite + u.Output
+			m.cost += u.Cost.Total
+		}
+	}
+}
+
+// key handles a key press.
+func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+	s := k.String()
+	wasCtrlC := m.ctrlC
+	m.ctrlC = false
+	if m.confirm != nil {
+		switch s {
+		case "y", "Y":
+			m.answer(true)
+		case "n", "N", "esc":
+			m.answer(false)
+		case "ctrl+c":
+			m.answer(false)
+			return m.ctrlCKey(wasCtrlC)
+		}
+		return nil
+	}
+	switch s {
+	case "esc":
+		m.escape()
+		return nil
+	case "ctrl+c":
+		return m.ctrlCKey(wasCtrlC)
+	case "ctrl+d":
+		if m.ed.value() == "" {
+			return m.quit()
+		}
+	case "enter":
+		return m.submit()
+	case "tab":
+		m.ed.complete(m.completions())
+		return nil
+	case "ctrl+t":
+		m.tr.toggle(kThinking)
+		return nil
+	case "ctrl+o":
+		m.tr.toggle(kTool)
+		return nil
+	case "pgup":
+		m.tr.scroll(m.transcriptHeight() - 1)
+		return nil
+	case "pgdown":
+		m.tr.scroll(-(m.transcriptHeight() - 1))
+		return nil
+	case "up":
+		if m.ed.onFirstLine() {
+			m.ed.history(-1)
+			return nil
+		}
+	case "down":
+		if m.ed.onLastLine() {
+			m.ed.history(1)
+			return nil
+		}
+	}
+	return m.ed.update(k)
+}
+
+func (m *Model) ctrlCKey(twice bool) tea.Cmd {
+	if m.ed.value() != "" {
+		m.ed.reset()
+		return nil
+	}
+	if twice {
+		return m.quit()
+	}
+	m.ctrlC = true
+	return nil
+}
+
+func (m *Model) answer(yes bool) {
+	select {
+	case m.confirm.reply <- yes:
+	default:
+	}
+	word := "declined"
+	if yes {
+		word = "allowed"
+	}
+	m.tr.add(block{kind: kInfo, text: fmt.Sprintf("%s: %s", m.confirm.name, word)})
+	m.confirm = nil
+}
+
+// escape is Esc: cancel the retry wait while the loader shows, else
+// interrupt the run or the compaction.
+func (m *Model) escape() {
+	switch {
+	case m.loader != nil:
+		m.sess.AbortRetry()
+	case m.running || m.compacting:
+		m.sess.Abort()
+	}
+}
+
+func (m *Model) quit() tea.Cmd {
+	m.quitting = true
+	if m.running && m.sess != nil {
+		m.sess.Abort()
+	}
+	if m.stop != nil {
+		go m.stop()
+		m.stop = nil
+	}
+	return tea.Quit
+}
+
+// submit is Enter: a slash command, or a prompt (queued while a run goes).
+func (m *Model) submit() tea.Cmd {
+	text := strings.TrimSpace(m.ed.value())
+	if text == "" {
+		return nil
+	}
+	m.ed.push(m.ed.value())
+	m.ed.reset()
+	m.tr.follow()
+	if strings.HasPrefix(text, "/") && !strings.Contains(strings.Fields(text)[0][1:], "/") {
+		return m.command(text)
+	}
+	return m.send(text)
+}

@@ -1,0 +1,243 @@
+// Package web is rally's local web console: a settings form
+// generated from the settings schema, and the session files of a project as
+// transcripts with a timeline of their model calls, failures, waits and
+// retries. It serves one user on one machine: loopback only, a random
+// access token, no cross-origin writes, a Content Security Policy that
+// allows no script at all.
+package web
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rally-agent/rally/settings"
+)
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// Config is what one console serves.
+type Config struct {
+	// Settings are the global and project settings files.
+	Settings settings.Sources
+	// SessionDir holds the project's session files.
+	SessionDir string
+	// Token is the access token; empty picks a random one.
+	Token string
+}
+
+// ProjectSessionDir is where rally keeps the sessions of the project in
+// cwd, for a RALLY_HOME of home: what a Config's SessionDir usually is.
+func ProjectSessionDir(home, cwd string) string { return sessionDir(home, cwd) }
+
+// Server is the console's http.Handler.
+type Server struct {
+	cfg     Config
+	token   string
+	tmpl    *template.Template
+	sums    *summaries
+	handler http.Handler
+}
+
+// New builds a console.
+func New(cfg Config) (*Server, error) {
+	token := cfg.Token
+	if token == "" {
+		var b [24]byte
+		rand.Read(b[:])
+		token = hex.EncodeToString(b[:])
+	}
+	tmpl, err := template.New("").Funcs(funcs).ParseFS(assets, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("web: templates: %w", err)
+	}
+	if _, err := loadSchema(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, token: token, tmpl: tmpl, sums: newSummaries(cfg.SessionDir)}
+	static, _ := fs.Sub(assets, "static")
+	mux := http.NewServeMux()
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/settings", http.StatusSeeOther)
+	})
+	mux.HandleFunc("GET /settings", s.settingsPage)
+	mux.HandleFunc("POST /settings", s.saveSettings)
+	mux.HandleFunc("GET /sessions", s.sessionsPage)
+	mux.HandleFunc("GET /sessions/{name}", s.sessionPage)
+	// Writes from other origins are refused (403) before anything else
+	// looks at them; the token check then guards every request.
+	s.handler = secureHeaders(checkHost(s.checkToken(http.NewCrossOriginProtection().Handler(mux))))
+	return s, nil
+}
+
+// Token returns the access token.
+func (s *Server) Token() string { return s.token }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// URL is the address to open: it carries the token, which the first visit
+// trades for a cookie.
+func (s *Server) URL(addr net.Addr) string {
+	return "http://" + addr.String() + "/?token=" + s.token
+}
+
+// ErrNotLoopback is returned by Listen for an address other machines could
+// reach.
+var ErrNotLoopback = errors.New("not a loopback address")
+
+// Listen opens addr, which must be a loopback address (127.0.0.1:7878,
+// [::1]:0, localhost:7878): the console edits settings and shows
+// transcripts, and is for the person at this machine only.
+func Listen(ctx context.Context, addr string) (net.Listener, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("web: listen %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		addr = net.JoinHostPort("127.0.0.1", addr[len(host)+1:])
+	} else if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return nil, fmt.Errorf("web: listen %q: %w; the console serves this machine only (use 127.0.0.1 or [::1])", addr, ErrNotLoopback)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("web: %w (another rally web may be running there; --listen 127.0.0.1:0 picks a free port)", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("web: %w", err)
+	}
+	return ln, nil
+}
+
+// Serve serves on ln until ctx ends, then shuts down.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(ln) }()
+	// Read the session summaries while the user opens the browser, so the
+	// first visit to the sessions page finds them ready.
+	wctx, stop := context.WithCancel(ctx)
+	var warm sync.WaitGroup
+	warm.Go(func() { _, _, _ = s.sums.list(wctx, 0, -1) })
+	defer warm.Wait() // after stop, below: defers run last first
+	defer stop()
+	select {
+	case err := <-done:
+		return fmt.Errorf("web: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		return hs.Close()
+	}
+	return nil
+}
+
+// csp allows nothing but the console's own stylesheet, forms posting to
+// itself and links: no script runs on any page, whatever a session holds.
+const csp = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+func secureHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", csp)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkHost refuses a Host that is not a loopback name, so a web page whose
+// DNS name is rebound to 127.0.0.1 cannot talk to the console as itself.
+func checkHost(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.Host)
+		if err != nil {
+			host = r.Host
+		}
+		ip := net.ParseIP(strings.Trim(host, "[]"))
+		if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			http.Error(w, "rally web: unexpected Host "+r.Host+"; open the console at 127.0.0.1", http.StatusMisdirectedRequest)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cookieName includes the port: cookies are not kept apart by port, and
+// two consoles on one machine must not log each other out.
+func cookieName(r *http.Request) string {
+	_, port, _ := net.SplitHostPort(r.Host)
+	return "rally_web_" + port
+}
+
+// checkToken lets a request through with the token's cookie. A request
+// with the token in its query gets the cookie and is redirected to the same
+// address without the token, so it stays out of the history and the
+// address bar.
+func (s *Server) checkToken(next http.Handler) http.Handler {
+	ok := func(v string) bool { return subtle.ConstantTimeCompare([]byte(v), []byte(s.token)) == 1 }
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		if r.Method == http.MethodGet && q.Has("token") && ok(q.Get("token")) {
+			http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: s.token, Path: "/",
+				HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			q.Del("token")
+			u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
+			http.Redirect(w, r, u.String(), http.StatusSeeOther)
+			return
+		}
+		if c, err := r.Cookie(cookieName(r)); err == nil && ok(c.Value) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "rally web: unauthorized: open the address that `rally web` printed (it carries the access token)", http.StatusUnauthorized)
+	})
+}
+
+// render writes a page, or a plain error if the template fails (which is
+// a bug: the page data is ours).
+func (s *Server) render(w http.ResponseWriter, status int, name string, data any) {
+	var b bytes.Buffer
+	if err := s.tmpl.ExecuteTemplate(&b, name, data); err != nil {
+		http.Error(w, "rally web: render "+name+": "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = b.WriteTo(w)
+}
+
+var funcs = template.FuncMap{
+	"dur":   dur,
+	"clock": clock,
+	"f1":    func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"add":   func(a, b float64) float64 { return a + b },
+	"half":  func(v float64) float64 { return v / 2 },
+	"neg":   func(v float64) float64 { return -v },
+	"date": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.Local().Format("2006-01-02 15:04:05")
+	},
+}

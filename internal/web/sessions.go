@@ -1,0 +1,294 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rally-agent/rally/retry"
+)
+
+// Kinds of transcript entries.
+const (
+	kindUser        = "user"
+	kindAssistant   = "assistant"
+	kindToolResult  = "toolResult"
+	kindCompaction  = "compaction"
+	kindModelChange = "modelChange"
+	kindNote        = "note" // anything else the file holds: labels, custom entries
+)
+
+// sessionInfo is one row of the sessions page.
+type sessionInfo struct {
+	Name  string // the file name, which is also the page's URL key
+	ID    string
+	Title string // the session's name, else the start of its first prompt
+	// Start and End are the times of the first and the last entry.
+	Start, End time.Time
+	Model      string // provider/model of the last model call
+	Messages   int    // message entries, retried ones not counted
+	Retries    int    // failed model calls that a retry replaced
+	Failed     int    // failed model calls that were not retried
+	Err        string // why the file could not be read, if it could not
+}
+
+// Duration is the time from the first to the last entry.
+func (s sessionInfo) Duration() time.Duration {
+	if s.Start.IsZero() || s.End.Before(s.Start) {
+		return 0
+	}
+	return s.End.Sub(s.Start)
+}
+
+// sessionView is one session as the transcript page shows it.
+type sessionView struct {
+	sessionInfo
+	Entries  []entryView
+	Warnings []string
+}
+
+// entryView is one entry of a session file.
+type entryView struct {
+	ID, Type, Kind string
+	// Start is when a message began (its own timestamp: for a model call
+	// the moment the request went out) and End when its entry was written.
+	Start, End time.Time
+	Retried    bool
+	Role       string // a message role other than the three of llm
+	Blocks     []block
+	// Assistant messages.
+	Model, Provider, StopReason, Error string
+	TokensIn, TokensOut                int
+	// Tool results.
+	ToolName string
+	IsError  bool
+	// Compactions and summaries.
+	Text         string
+	TokensBefore int
+
+	// What the transcript shows, worked out once by prepare so that the
+	// template reads fields rather than calling functions, which a page
+	// of 10,000 entries notices.
+	CSS, Who, When, Took, ErrClass       string
+	Compaction, ModelChange, Note, Abort bool
+}
+
+// block is one content block of a message.
+type block struct {
+	Kind string // text, thinking, toolCall, image
+	Name string // the tool of a toolCall
+	Text string // the text, thinking, arguments, or an image's MIME type
+	// Set by prepare, for the template. Long text (a tool's output) is
+	// folded, with its line count on the fold.
+	IsText, IsThinking, IsToolCall bool
+	Lines                          int
+	Long                           bool
+}
+
+// foldLines is how many lines of text show unfolded.
+const foldLines = 15
+
+// Failed reports a model call that ended in an error.
+func (e *entryView) Failed() bool { return e.Kind == kindAssistant && e.StopReason == "error" }
+
+// prepare works out what the transcript shows of e.
+func (e *entryView) prepare() {
+	e.CSS = "entry " + e.Kind
+	if e.Retried {
+		e.CSS += " retried"
+	}
+	switch e.Kind {
+	case kindUser:
+		e.Who = "User"
+		if e.Role != "" {
+			e.Who = "User (" + e.Role + ")" // pi's custom and bashExecution messages
+		}
+	case kindAssistant:
+		e.Who = "Assistant"
+	case kindToolResult:
+		e.Who = "Tool result: " + e.ToolName
+	case kindCompaction:
+		e.Who = "Compaction"
+	case kindModelChange:
+		e.Who = "Model change"
+	default:
+		e.Who = e.Type
+	}
+	e.When = clock(e.End)
+	if e.Kind == kindAssistant {
+		e.setCall(e.Start, e.End)
+	}
+	if e.Failed() {
+		e.CSS += " failed"
+		// The class as rally gives it to a stored error message.
+		class := retry.Classify(retry.Failure{Provider: e.Provider, Body: e.Error}).Class
+		if e.Retried && !class.Retryable() {
+			// rally retried it, so it was transient when it happened: the
+			// stored text lost what said so (a Go error's type).
+			class = retry.Transient
+		}
+		e.ErrClass = class.String()
+	}
+	e.Compaction, e.ModelChange, e.Note = e.Kind == kindCompaction, e.Kind == kindModelChange, e.Kind == kindNote
+	e.Abort = e.StopReason == "aborted"
+	for i := range e.Blocks {
+		b := &e.Blocks[i]
+		b.IsText, b.IsThinking, b.IsToolCall = b.Kind == "text", b.Kind == "thinking", b.Kind == "toolCall"
+		if b.IsText {
+			b.Lines = strings.Count(b.Text, "\n") + 1
+			b.Long = b.Lines > foldLines
+		}
+	}
+}
+
+// setCall says when a model call ended and how long it took; the
+// timeline corrects it where the entry's own times mislead (a retried
+// failure is written after its wait).
+func (e *entryView) setCall(start, end time.Time) {
+	e.When = clock(end)
+	took := time.Duration(0)
+	if !start.IsZero() && !end.Before(start) {
+		took = end.Sub(start)
+	}
+	e.Took = dur(took)
+	if e.TokensOut > 0 {
+		e.Took += fmt.Sprintf(" · %d in / %d out", e.TokensIn, e.TokensOut)
+	}
+}
+
+// summarize fills the sessionInfo of v from its entries, and prepares
+// them for the transcript.
+func (v *sessionView) summarize() {
+	for i := range v.Entries {
+		e := &v.Entries[i]
+		e.prepare()
+		if !e.End.IsZero() {
+			if v.Start.IsZero() {
+				v.Start = e.End
+			}
+			v.End = e.End
+		}
+		if e.Type != "message" {
+			continue
+		}
+		if e.Kind == kindUser && v.Title == "" {
+			v.Title = firstLine(e.Blocks)
+		}
+		if e.Kind == kindAssistant && e.Model != "" {
+			v.Model = e.Model
+		}
+		switch {
+		case e.Retried:
+			v.Retries++
+			continue
+		case e.Failed():
+			v.Failed++
+		}
+		v.Messages++
+	}
+}
+
+// firstLine returns the start of the first text block, for a title.
+func firstLine(bs []block) string {
+	for _, b := range bs {
+		if b.Kind == "text" && strings.TrimSpace(b.Text) != "" {
+			s, _, _ := strings.Cut(strings.TrimSpace(b.Text), "\n")
+			if r := []rune(s); len(r) > 80 {
+				s = string(r[:79]) + "…"
+			}
+			return s
+		}
+	}
+	return ""
+}
+
+// summaries lists the sessions of a directory, reading each file once per
+// change: a file's summary is kept while its size and modification time
+// stay the same.
+type summaries struct {
+	dir   string
+	mu    sync.Mutex
+	cache map[string]cached
+}
+
+type cached struct {
+	file sessionFile
+	info sessionInfo
+}
+
+func newSummaries(dir string) *summaries {
+	return &summaries{dir: dir, cache: map[string]cached{}}
+}
+
+// list returns the sessions from index from (newest first) up to but not
+// including to, and how many there are in all; to < 0 means all of them.
+// Files are read in parallel; the context stops the reading early when the
+// client has gone.
+func (s *summaries) list(ctx context.Context, from, to int) ([]sessionInfo, int, error) {
+	all, err := listSessionFiles(s.dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	if to < 0 || to > len(all) {
+		to = len(all)
+	}
+	from = min(max(from, 0), to)
+	files := all[from:to]
+	out := make([]sessionInfo, len(files))
+	var todo []int
+	s.mu.Lock()
+	for i, f := range files {
+		if c, ok := s.cache[f.Name]; ok && c.file == f {
+			out[i] = c.info
+		} else {
+			todo = append(todo, i)
+		}
+	}
+	s.mu.Unlock()
+
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Go(func() {
+			for i := range next {
+				out[i] = s.read(files[i])
+			}
+		})
+	}
+	for _, i := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	live := make(map[string]cached, len(s.cache)+len(files))
+	for _, f := range all { // forget removed and changed files
+		if c, ok := s.cache[f.Name]; ok && c.file == f {
+			live[f.Name] = c
+		}
+	}
+	for i, f := range files {
+		live[f.Name] = cached{f, out[i]}
+	}
+	s.cache = live
+	return out, len(all), nil
+}
+
+func (s *summaries) read(f sessionFile) sessionInfo {
+	v, err := loadSession(s.dir, f.Name)
+	if err != nil {
+		return sessionInfo{Name: f.Name, Err: err.Error()}
+	}
+	return v.sessionInfo
+}

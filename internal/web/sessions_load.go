@@ -1,0 +1,148 @@
+package web
+
+// Every read of a session file is in this file, through the journal
+// package's public API (journal.Load and its Loaded/Entry types), and
+// everything it reads is turned into the console's own view types at once.
+// When persistence changes, only this file does.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session/journal"
+)
+
+// sessionDir is the session directory of a project, as rally itself picks
+// it when --session-dir is not given.
+func sessionDir(home, cwd string) string { return journal.Dir(home, cwd) }
+
+// sessionFile is one candidate file of a session directory.
+type sessionFile struct {
+	Name    string
+	Size    int64
+	ModTime time.Time
+}
+
+// listSessionFiles returns the .jsonl files of dir, newest first. Session
+// file names start with their creation time in a fixed-width UTC form, so
+// the name order is the time order. A missing directory is no sessions.
+func listSessionFiles(dir string) ([]sessionFile, error) {
+	des, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []sessionFile
+	for _, de := range des {
+		if de.IsDir() || !strings.HasSuffix(de.Name(), ".jsonl") || !de.Type().IsRegular() {
+			continue
+		}
+		fi, err := de.Info()
+		if err != nil {
+			continue // removed while listing
+		}
+		out = append(out, sessionFile{Name: de.Name(), Size: fi.Size(), ModTime: fi.ModTime()})
+	}
+	slices.SortFunc(out, func(a, b sessionFile) int { return strings.Compare(b.Name, a.Name) })
+	return out, nil
+}
+
+// validSessionName reports whether name can only mean a file directly in
+// the session directory: no separators, no dot-dot, a .jsonl name.
+func validSessionName(name string) bool {
+	return name != "" && filepath.Base(name) == name && !strings.ContainsAny(name, `/\`) &&
+		strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
+}
+
+// loadSession reads one session file of dir into the transcript view.
+func loadSession(dir, name string) (*sessionView, error) {
+	if !validSessionName(name) {
+		return nil, fmt.Errorf("load session %q: not a session file name", name)
+	}
+	ld, err := journal.Load(filepath.Join(dir, name))
+	if err != nil {
+		return nil, err
+	}
+	v := &sessionView{Warnings: ld.Warnings}
+	v.Name, v.ID, v.Title = name, ld.ID, ld.Name
+	v.Entries = make([]entryView, 0, len(ld.Entries))
+	for i := range ld.Entries {
+		v.Entries = append(v.Entries, viewEntry(&ld.Entries[i]))
+	}
+	v.summarize()
+	return v, nil
+}
+
+// viewEntry converts one journal entry.
+func viewEntry(e *journal.Entry) entryView {
+	ev := entryView{ID: e.ID, Type: e.Type, End: e.Timestamp, Retried: e.Retried}
+	switch e.Type {
+	case "message":
+		viewMessage(&ev, e.Message)
+		if ev.Role != "" && len(ev.Blocks) == 0 {
+			// pi's own kinds (bashExecution…) keep their fields beside
+			// the message's: show them as written.
+			ev.Text = string(e.PiMessage)
+		}
+	case "compaction":
+		ev.Kind, ev.Text, ev.TokensBefore = kindCompaction, e.Summary, e.TokensBefore
+	case "model_change":
+		ev.Kind, ev.Model = kindModelChange, e.Provider+"/"+e.ModelID
+	case "branch_summary":
+		ev.Kind, ev.Text = kindNote, e.Summary
+	default:
+		ev.Kind = kindNote
+	}
+	return ev
+}
+
+// viewMessage fills the message part of a view entry.
+func viewMessage(ev *entryView, m *llm.Message) {
+	if m == nil {
+		ev.Kind = kindNote
+		return
+	}
+	if m.Timestamp > 0 {
+		ev.Start = time.UnixMilli(m.Timestamp)
+	}
+	switch m.Role {
+	case llm.User:
+		ev.Kind = kindUser
+	case llm.Assistant:
+		ev.Kind = kindAssistant
+		if m.Provider != "" || m.Model != "" {
+			ev.Model = m.Provider + "/" + m.Model
+		}
+		ev.Provider = m.Provider
+		ev.StopReason = string(m.StopReason)
+		ev.Error = m.ErrorMessage
+		if u := m.Usage; u != nil {
+			ev.TokensIn, ev.TokensOut = u.Input+u.CacheRead+u.CacheWrite, u.Output
+		}
+	case llm.ToolResult:
+		ev.Kind = kindToolResult
+		ev.ToolName, ev.IsError = m.ToolName, m.IsError
+	default:
+		ev.Kind = kindUser // pi's custom and bashExecution messages come from the user's side
+		ev.Role = string(m.Role)
+	}
+	for _, c := range m.Content {
+		switch c.Type {
+		case llm.TextType:
+			ev.Blocks = append(ev.Blocks, block{Kind: "text", Text: c.Text})
+		case llm.ThinkingType:
+			ev.Blocks = append(ev.Blocks, block{Kind: "thinking", Text: c.Thinking})
+		case llm.ToolCallType:
+			ev.Blocks = append(ev.Blocks, block{Kind: "toolCall", Name: c.Name, Text: string(c.Arguments)})
+		case llm.ImageType:
+			ev.Blocks = append(ev.Blocks, block{Kind: "image", Text: c.MimeType})
+		}
+	}
+}

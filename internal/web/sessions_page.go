@@ -1,0 +1,77 @@
+package web
+
+import (
+	"errors"
+
+	"github.com/rally-agent/rally/settings"
+	"io/fs"
+	"net/http"
+	"strconv"
+)
+
+// pageSize is how many sessions one page of the list shows: reading a
+// session file costs a fraction of a millisecond, and a first visit to a
+// project with thousands of them should still open at once.
+const pageSize = 100
+
+type sessionsData struct {
+	Nav      string
+	Dir      string
+	Sessions []sessionInfo
+	// From and To number the rows shown (1-based), of Total.
+	From, To, Total  int
+	Newer, Older     string // links to the neighbouring pages, if any
+	All, ShowAllLink bool
+}
+
+type sessionData struct {
+	Nav      string
+	Session  *sessionView
+	Timeline *timeline
+}
+
+func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
+	d := &sessionsData{Nav: "sessions", Dir: s.cfg.SessionDir, All: r.FormValue("all") != ""}
+	page, _ := strconv.Atoi(r.FormValue("page"))
+	page = max(page, 1)
+	from, to := (page-1)*pageSize, page*pageSize
+	if d.All {
+		from, to = 0, -1
+	}
+	list, total, err := s.sums.list(r.Context(), from, to)
+	if err != nil {
+		http.Error(w, "rally web: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	d.Sessions, d.Total = list, total
+	d.From, d.To = min(from+1, total), min(from+len(list), total)
+	if !d.All {
+		if page > 1 {
+			d.Newer = "/sessions?page=" + strconv.Itoa(page-1)
+		}
+		if d.To < total {
+			d.Older = "/sessions?page=" + strconv.Itoa(page+1)
+		}
+		d.ShowAllLink = total > pageSize
+	}
+	s.render(w, http.StatusOK, "sessions.html", d)
+}
+
+func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
+	v, err := loadSession(s.cfg.SessionDir, r.PathValue("name"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || (err != nil && !validSessionName(r.PathValue("name"))):
+		http.Error(w, "rally web: no such session", http.StatusNotFound)
+		return
+	case err != nil:
+		http.Error(w, "rally web: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	// The waits before retries are worked out with the retry settings in
+	// force (see drawTimeline); broken files mean the defaults.
+	st, _, err := settings.Load(s.cfg.Settings)
+	if err != nil {
+		st = settings.Default()
+	}
+	s.render(w, http.StatusOK, "session.html", &sessionData{Nav: "sessions", Session: v, Timeline: drawTimeline(v, retryPlanner(st))})
+}
