@@ -174,38 +174,29 @@ func TestHints(t *testing.T) {
 	})
 	// A 50-minute hint is a transient wait too long to sleep; one of hours
 	// is a usage limit (retry.LongWait): both fail at once, naming the wait.
-	synctest.Test(t, func(t *testing.T) {
-		f := &fake{steps: []step{{err: apiErr(429, `{"error":{"message":"slow down","type":"rate_limit_error"}}`, "retry-after", "3000")}, {text: "never"}}}
-		s, rec, stop := newSession(t, f, Config{})
-		start := time.Now()
-		err := s.Prompt(t.Context(), "hi", PromptOptions{})
-		stop()
-		if time.Since(start) != 0 || f.calls() != 1 {
-			t.Errorf("took %v and %d calls; want an immediate failure", time.Since(start), f.calls())
-		}
-		if err == nil || !strings.Contains(err.Error(), "provider asked for 50m0s, longer than maxDelayMs 1m0s") {
-			t.Errorf("err %v, want it to name the requested wait", err)
-		}
-		if n := len(rec.of(AutoRetryStart)); n != 0 {
-			t.Errorf("%d starts", n)
-		}
-	})
-	synctest.Test(t, func(t *testing.T) {
-		f := &fake{steps: []step{{err: apiErr(429, `{"error":{"message":"slow down","type":"rate_limit_error"}}`, "retry-after", "18000")}, {text: "never"}}}
-		s, rec, stop := newSession(t, f, Config{})
-		start := time.Now()
-		err := s.Prompt(t.Context(), "hi", PromptOptions{})
-		stop()
-		if time.Since(start) != 0 || f.calls() != 1 {
-			t.Errorf("took %v and %d calls; want an immediate failure", time.Since(start), f.calls())
-		}
-		if err == nil || !strings.Contains(err.Error(), "(in 5h0m), longer than maxDelayMs 1m0s") {
-			t.Errorf("err %v, want it to name the requested wait", err)
-		}
-		if n := len(rec.of(AutoRetryStart)); n != 0 {
-			t.Errorf("%d starts", n)
-		}
-	})
+	for _, tt := range []struct{ retryAfter, want string }{
+		{"3000", "provider asked for 50m0s, longer than maxDelayMs 1m0s"},
+		{"18000", "(in 5h0m), longer than maxDelayMs 1m0s"},
+	} {
+		t.Run("retry-after "+tt.retryAfter, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := &fake{steps: []step{{err: apiErr(429, `{"error":{"message":"slow down","type":"rate_limit_error"}}`, "retry-after", tt.retryAfter)}, {text: "never"}}}
+				s, rec, stop := newSession(t, f, Config{})
+				start := time.Now()
+				err := s.Prompt(t.Context(), "hi", PromptOptions{})
+				stop()
+				if time.Since(start) != 0 || f.calls() != 1 {
+					t.Errorf("took %v and %d calls; want an immediate failure", time.Since(start), f.calls())
+				}
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("err %v, want it to name the requested wait", err)
+				}
+				if n := len(rec.of(AutoRetryStart)); n != 0 {
+					t.Errorf("%d starts", n)
+				}
+			})
+		})
+	}
 }
 
 // Rule 6: AbortRetry and Abort during the wait; Abort during a stream.

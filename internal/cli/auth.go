@@ -272,9 +272,15 @@ func useAuth(ctx context.Context, cfg *session.Config, a authRun) (*auth.Rotatio
 	if err != nil {
 		return nil, &exitError{2, err}
 	}
+	creds := a.credentials(file)
+	if pool, err := creds(a.target.Provider); err == nil && len(pool) == 0 {
+		// Sending the request would only buy a 401; say how to fix it.
+		return nil, &exitError{2, fmt.Errorf("no key for %s: set %s or run rally auth add %s",
+			a.target.Provider, a.target.Config.APIKeyEnv, a.target.Provider)}
+	}
 	rot := auth.New(auth.Config{
 		Marks:       a.marks(),
-		Credentials: a.credentials(file),
+		Credentials: creds,
 		Connect:     a.connect,
 		Fallbacks:   a.st.Retry.FallbackModels,
 		Now:         a.now,

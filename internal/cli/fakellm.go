@@ -63,7 +63,7 @@ fault steps are answered locally, the others are forwarded with their body
 and headers intact and streamed back.`,
 		Example: `  # Overloaded twice, then an answer; point a client at the printed URL
   rally fake-llm --preset overloaded
-  rally --api anthropic-messages --base-url http://127.0.0.1:PORT -p "hi"
+  rally --api anthropic-messages --base-url http://127.0.0.1:PORT --model claude-sonnet-4-5 -p "hi"
 
   # Your own script, streamed slowly, on a fixed port, with a request log
   rally fake-llm --listen 127.0.0.1:8080 --script faults.json --delay 50ms --log requests.jsonl

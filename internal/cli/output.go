@@ -24,15 +24,42 @@ type textOut struct {
 	live  bool
 	wrote bool // something of the current message reached out
 	any   bool // any answer text was written
+	// tty: stderr is a terminal, so a retry wait counts down in place.
+	tty  bool
+	wait *countdown // the countdown on screen, if any
+	// sum, with --verbose, is the last line's count.
+	sum *summary
+	now func() time.Time
 }
 
-func newTextOut(out, errw io.Writer, live bool) *textOut {
-	return &textOut{out: bufio.NewWriter(out), err: errw, live: live}
+// textOptions are how print mode writes: live (stdout is a terminal),
+// tty (stderr is one) and verbose (a summary line at the end).
+type textOptions struct {
+	live, tty, verbose bool
+	now                func() time.Time // nil: time.Now
+}
+
+func newTextOut(out, errw io.Writer, o textOptions) *textOut {
+	t := &textOut{out: bufio.NewWriter(out), err: errw, live: o.live, tty: o.tty, now: o.now}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	if o.verbose {
+		t.sum = &summary{start: t.now()}
+	}
+	return t
 }
 
 func (t *textOut) event(e session.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.wait != nil { // whatever comes next ends the wait
+		t.wait.end()
+		t.wait = nil
+	}
+	if t.sum != nil {
+		t.sum.event(e)
+	}
 	switch e.Type {
 	case session.MessageUpdate:
 		if t.live && e.Assistant != nil && e.Assistant.Type == llm.EventTextDelta {
@@ -70,7 +97,13 @@ func (t *textOut) event(e session.Event) {
 			fmt.Fprintf(t.err, "✗ %s failed\n", e.ToolName)
 		}
 	case session.AutoRetryStart:
-		fmt.Fprintf(t.err, "rally: retrying (%d/%d) in %s: %s\n", e.Attempt, e.MaxAttempts, seconds(e.DelayMs), clip(e.ErrorMessage, 200))
+		full := fmt.Sprintf("rally: retrying (%d/%d) in %s: %s", e.Attempt, e.MaxAttempts, seconds(e.DelayMs), clip(e.ErrorMessage, 200))
+		if t.tty && e.DelayMs >= 1000 {
+			t.out.Flush()
+			t.wait = startCountdown(&t.mu, t.err, e, full)
+		} else {
+			fmt.Fprintln(t.err, full)
+		}
 		if e.SwitchedTo != "" {
 			fmt.Fprintf(t.err, "rally: switched to %s\n", e.SwitchedTo)
 		}
@@ -101,7 +134,14 @@ func (t *textOut) separate() {
 func (t *textOut) finish(error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.wait != nil {
+		t.wait.end()
+		t.wait = nil
+	}
 	t.out.Flush()
+	if t.sum != nil {
+		fmt.Fprintln(t.err, t.sum.line(t.now()))
+	}
 }
 
 // seconds formats milliseconds the way the retry notice reads: "2s", "1.5s".

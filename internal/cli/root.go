@@ -90,7 +90,11 @@ func newRoot(s streams) *cobra.Command {
 		newWebCmd(s),
 		newHooksCmd(s),
 		newFleetCmd(s),
+		newModelsCmd(s),
+		newSessionsCmd(s),
 	)
+	rootHelp(root)
+	usageExits(root)
 	return root
 }
 
@@ -104,8 +108,8 @@ func checkArgs(cmd *cobra.Command, args []string) error {
 	}
 	if !strings.ContainsAny(args[0], " \t\n") {
 		msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.Name())
-		if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
-			msg += fmt.Sprintf("; did you mean %q?", sug[0])
+		if hint := bareWordHint(cmd, args[0]); hint != "" {
+			msg += "; " + hint
 		} else {
 			msg += fmt.Sprintf("; to send it as a prompt: rally -p %q (see rally --help)", strings.Join(args, " "))
 		}

@@ -181,21 +181,9 @@ func (b *rpcBackend) models() []llm.Model {
 		if !usable(name, name == conf.target.Provider, p, file) {
 			continue
 		}
-		var ids []string
-		for _, m := range llm.Catalog() {
-			if m.Provider == name {
-				ids = append(ids, m.ID)
-			}
-		}
-		for _, m := range p.Models {
-			ids = append(ids, m.ID)
-		}
-		for _, id := range ids {
-			if seen[name+"/"+id] {
-				continue
-			}
-			seen[name+"/"+id] = true
-			if m, err := modelFor(settings.Target{Provider: name, Model: id, Config: p}); err == nil {
+		for _, m := range providerModels(name, p) {
+			if !seen[name+"/"+m.ID] {
+				seen[name+"/"+m.ID] = true
 				out = append(out, m)
 			}
 		}

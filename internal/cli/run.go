@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -44,6 +43,7 @@ type runFlags struct {
 	// mustResume: --continue's session in use by another rally is an
 	// error, not a reason to start a new one (rally compact).
 	mustResume bool
+	prompt     promptFlags
 	// tools, when set, wraps the built-in tools (the UI's tools.confirm).
 	tools func([]tool.Tool) []tool.Tool
 	// ui: the terminal UI shows the session's notices itself (stderr
@@ -62,10 +62,11 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.noSession, "no-session", false, "do not save the session")
 	fl.StringVar(&f.sessionDir, "session-dir", "", "directory for session files (default $RALLY_HOME/sessions/<cwd>)")
 	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the latest session in this directory")
-	fl.StringVar(&f.file, "session", "", "use this session file (resume it if it exists)")
+	fl.StringVar(&f.file, "session", "", "use this session file: resumed if it exists, else created")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "most model calls one prompt may make (overrides agent.maxTurns)")
 	fl.BoolVar(&f.verbose, "verbose", false, "also log retry decisions to stderr")
 	fl.StringVar(&f.events, "events", "full", "rpc mode: form of message_update, full (the partial message, as pi) or delta (only the delta: output linear in the answer)")
+	f.prompt.register(cmd)
 	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, overflow, midstream-drop, stall)")
 }
 
@@ -73,6 +74,9 @@ func (f *runFlags) register(cmd *cobra.Command) {
 // own rule in the schema, so --max-turns accepts exactly what
 // agent.maxTurns does.
 func (f *runFlags) check(cmd *cobra.Command) error {
+	if err := f.prompt.check(); err != nil {
+		return err
+	}
 	if !cmd.Flags().Changed("max-turns") {
 		return nil
 	}
@@ -141,11 +145,12 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 	defer hk.close()
 	hk.watch(env.sess)
 
+	announce(s.err, f, env.sess.State().Model)
 	var out outputter
 	if f.mode == "json" {
 		out = newJSONOut(s.out)
 	} else {
-		out = newTextOut(s.out, s.err, printsLive(s))
+		out = newTextOut(s.out, s.err, textOptions{live: printsLive(s), tty: isTerminal(s.err), verbose: f.verbose})
 	}
 	unsubscribe := env.sess.Subscribe(out.event)
 	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
@@ -155,6 +160,16 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 		return incomplete(env.sess)
 	}
 	return runFailed(err)
+}
+
+// announce names the model a text-mode run uses, once on stderr, unless it
+// is the offline sim or a --preset demo: a stored key must never move a
+// run to a paid provider silently.
+func announce(w io.Writer, f *runFlags, m llm.Model) {
+	if f.mode != "text" || f.preset != "" || m.API == settings.APISim {
+		return
+	}
+	fmt.Fprintf(w, "rally: using %s/%s\n", m.Provider, m.ID)
 }
 
 // runFailed is the exit status of a run's error: 130 when the user
@@ -213,16 +228,9 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		env.closers = append(env.closers, stop)
 		o = settings.Overrides{Provider: "fake-llm", Model: "fake-model", API: settings.APIOpenAICompletions, BaseURL: url}
 	}
-	if o.Provider == "" && o.BaseURL == "" && st.DefaultProvider == "" {
-		// A key stored with `rally auth add` configures its provider as
-		// much as one in the environment does.
-		if o.Provider, err = storedProvider(settings.Home(userHome(), os.Getenv), st); err != nil {
-			return nil, err
-		}
-	}
-	target, err := st.Resolve(o, os.Getenv)
+	target, err := resolveTarget(st, o)
 	if err != nil {
-		return nil, &exitError{2, err}
+		return nil, err
 	}
 	if f.preset == "stall" {
 		// The demo should not take the default 60 s to notice the stall.
@@ -248,13 +256,19 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	}
 	tools := newTools(home, cwd, st, os.Environ())
 	env.closers = append(env.closers, tools.stop)
-	builtin := tools.tools
+	builtin := f.prompt.pick(tools.tools)
+	system, err := f.prompt.systemPrompt(cwd, builtin)
+	if err != nil {
+		env.close()
+		return nil, err
+	}
 	if f.tools != nil {
 		builtin = f.tools(builtin)
 	}
 	cfg := session.Config{
 		Model:              model,
-		System:             systemPrompt(cwd),
+		System:             system,
+		Thinking:           f.prompt.thinking,
 		Tools:              builtin,
 		MaxTurns:           maxTurns,
 		Retry:              &pol,
@@ -310,6 +324,24 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	return env, nil
 }
 
+// resolveTarget is the provider and model a run uses for its flags: the
+// settings' choice, where a key stored with `rally auth add` configures
+// its provider as much as one in the environment does.
+func resolveTarget(st *settings.Settings, o settings.Overrides) (settings.Target, error) {
+	if o.Provider == "" && o.BaseURL == "" && st.DefaultProvider == "" {
+		p, err := storedProvider(settings.Home(userHome(), os.Getenv), st)
+		if err != nil {
+			return settings.Target{}, err
+		}
+		o.Provider = p
+	}
+	t, err := st.Resolve(o, os.Getenv)
+	if err != nil {
+		return settings.Target{}, &exitError{2, err}
+	}
+	return t, nil
+}
+
 // openJournal sets up persistence per --no-session, --session-dir,
 // --continue and --session. A session another rally is writing is never
 // appended to: --session fails, --continue starts a new one with a note.
@@ -349,14 +381,17 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config,
 		}
 	}
 	if j == nil {
+		// --session FILE names the file itself, so the next run with the
+		// same flag resumes it.
+		var err error
 		if f.file != "" {
-			dir = filepath.Dir(f.file)
+			j, err = journal.CreateAt(f.file, cwd)
+		} else {
+			j, err = journal.Create(dir, cwd)
 		}
-		jj, err := journal.Create(dir, cwd)
 		if err != nil {
 			return err
 		}
-		j = jj
 	}
 	cfg.Store = j
 	e.journal = j
@@ -390,10 +425,6 @@ func startPreset(name, prompt string) (url string, stop func(), err error) {
 	return "http://" + ln.Addr().String() + "/v1", func() { fake.Close(); srv.Close() }, nil
 }
 
-func systemPrompt(cwd string) string {
-	return "You are rally, a coding agent working in " + cwd + ". Use the tools read, write, edit and bash to inspect and change files. Be brief."
-}
-
 func userHome() string {
 	h, _ := os.UserHomeDir()
 	return h
@@ -408,5 +439,3 @@ func isTerminal(v any) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
-
-var _ = llm.Now

@@ -7,19 +7,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"syscall"
 
 	"github.com/rally-agent/rally/internal/hooks"
 	"github.com/rally-agent/rally/internal/tui"
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
 	"github.com/spf13/cobra"
 )
-
-// maxResumeList bounds how many sessions /resume reads and lists.
-const maxResumeList = 20
 
 // runUI is plain `rally` (and `rally "first prompt"`): the terminal UI on
 // the same settings, flags and sessions as print mode.
@@ -100,43 +95,22 @@ func (h uiHost) SetModel(ctx context.Context, _ tui.Session, m llm.Model) error 
 	return nil
 }
 
-// Sessions lists this directory's sessions, newest first.
+// Sessions lists this directory's sessions, newest first: the list of
+// rally sessions.
 func (h uiHost) Sessions() ([]tui.SessionInfo, error) {
-	dir := h.b.f.sessionDir
-	if dir == "" {
-		cwd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		dir = journal.Dir(h.b.home, cwd)
-	}
-	paths, err := journal.List(dir)
+	dir, err := sessionsDir(h.b.home, h.b.f.sessionDir)
 	if err != nil {
 		return nil, err
 	}
-	// Newest by last use, not by creation (the name): a session resumed
-	// today comes before one started yesterday and left alone.
-	out := make([]tui.SessionInfo, len(paths))
-	for i, p := range paths {
-		out[i].Path = p
-		if fi, err := os.Stat(p); err == nil {
-			out[i].Modified = fi.ModTime()
-		}
+	list, err := listSessions(dir, maxSessionList)
+	if err != nil {
+		return nil, err
 	}
-	slices.SortStableFunc(out, func(a, b tui.SessionInfo) int { return b.Modified.Compare(a.Modified) })
-	out = out[:min(len(out), maxResumeList)]
-	for i := range out {
-		l, err := journal.Load(out[i].Path)
-		if err != nil {
-			out[i].FirstPrompt = "(unreadable: " + err.Error() + ")"
-			continue
-		}
-		out[i].Messages = len(l.Messages)
-		for _, m := range l.Messages {
-			if m.Role == llm.User {
-				out[i].FirstPrompt = m.TextOf()
-				break
-			}
+	out := make([]tui.SessionInfo, len(list))
+	for i, s := range list {
+		out[i] = tui.SessionInfo{Path: s.Path, Modified: s.Modified, Messages: s.Messages, FirstPrompt: s.FirstPrompt}
+		if s.Err != nil {
+			out[i].FirstPrompt = "(unreadable: " + s.Err.Error() + ")"
 		}
 	}
 	return out, nil

@@ -31,12 +31,13 @@ func TestUIArgs(t *testing.T) {
 	}{
 		{name: "quoted prompt opens the UI", args: []string{"fix the failing test"}, ui: true, first: "fix the failing test"},
 		{name: "typo of a command", args: []string{"setings"}, code: 2, errWant: `unknown command "setings" for "rally"; did you mean "settings"?`},
-		{name: "bare word", args: []string{"version"}, code: 2, errWant: `unknown command "version" for "rally"; to send it as a prompt: rally -p "version"`},
+		{name: "bare word", args: []string{"hello"}, code: 2, errWant: `unknown command "hello" for "rally"; to send it as a prompt: rally -p "hello"`},
+		{name: "bare word naming a flag", args: []string{"version"}, code: 2, errWant: `unknown command "version" for "rally"; did you mean "rally --version"?`},
 		{name: "several bare words", args: []string{"fix", "the", "bug"}, code: 2, errWant: `unknown command "fix"`},
 		{name: "quoted then more", args: []string{"fix this", "now"}, code: 2, errWant: "give the first prompt as one quoted argument"},
 		{name: "bad flag", args: []string{"--no-such-flag"}, code: 2, errWant: "unknown flag: --no-such-flag"},
 		{name: "bad flag value", args: []string{"--max-turns", "many"}, code: 2, errWant: "invalid argument"},
-		{name: "bare word in json mode", args: []string{"--mode", "json", "models"}, code: 2, errWant: `unknown command "models"`},
+		{name: "bare word in json mode", args: []string{"--mode", "json", "hello"}, code: 2, errWant: `unknown command "hello"`},
 		{name: "-p takes a bare word", args: []string{"-p", "hello"}, out: "an answer\n"},
 	}
 	for _, c := range cases {

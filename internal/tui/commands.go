@@ -222,6 +222,10 @@ func (m *Model) showSessions(msg sessionsMsg) {
 	m.tr.add(block{kind: kInfo, text: strings.Join(lines, "\n")})
 }
 
+// Age is how long ago a session was written, as /resume and rally
+// sessions list it.
+func Age(d time.Duration) string { return age(d) }
+
 // age writes a duration the way a list of sessions reads: 5m ago, 3h ago.
 func age(d time.Duration) string {
 	switch {

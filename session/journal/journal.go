@@ -155,18 +155,30 @@ func cwdSlug(cwd string) string {
 // dir is created with mode 0700 and the file with 0600: sessions hold
 // prompts, code and tool output.
 func Create(dir, cwd string) (*Journal, error) {
-	if !filepath.IsAbs(cwd) {
-		if abs, err := filepath.Abs(cwd); err == nil {
-			cwd = abs
-		}
-	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
-	now := time.Now().UTC()
+	ts := time.Now().UTC().Format(isoLayout)
 	id := newSessionID()
-	ts := now.Format(isoLayout)
-	path := filepath.Join(dir, fileTime(ts)+"_"+id+".jsonl")
+	return create(filepath.Join(dir, fileTime(ts)+"_"+id+".jsonl"), id, ts, cwd)
+}
+
+// CreateAt is Create for a path the user named (rally --session FILE):
+// it creates the file and its directory, and fails if the file exists.
+func CreateAt(path, cwd string) (*Journal, error) {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return create(path, newSessionID(), time.Now().UTC().Format(isoLayout), cwd)
+}
+
+func create(path, id, ts, cwd string) (*Journal, error) {
+	if abs, err := filepath.Abs(cwd); err == nil {
+		cwd = abs
+	}
 	line, err := json.Marshal(journalHeader{
 		Type: "session", Version: journalVersion, ID: id, Timestamp: ts, Cwd: cwd,
 	})
