@@ -13,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Scanner is a small validating JSON reader for the hot path: the text,
@@ -453,6 +454,15 @@ func hex4(b []byte) rune {
 func Unquote(raw []byte) string {
 	out := make([]byte, 0, len(raw))
 	for i := 0; i < len(raw); {
+		// Plain ASCII in runs: most of a text is between its escapes.
+		j := i
+		for j < len(raw) && raw[j] != '\\' && raw[j] < utf8.RuneSelf {
+			j++
+		}
+		out = append(out, raw[i:j]...)
+		if i = j; i == len(raw) {
+			break
+		}
 		c := raw[i]
 		switch {
 		case c == '\\':
@@ -501,5 +511,6 @@ func Unquote(raw []byte) string {
 			i += size
 		}
 	}
-	return string(out)
+	// out is never written again: share it instead of copying.
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }

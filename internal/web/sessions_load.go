@@ -89,14 +89,14 @@ func viewEntry(e *journal.Entry) entryView {
 		if ev.Role != "" && len(ev.Blocks) == 0 {
 			// pi's own kinds (bashExecution…) keep their fields beside
 			// the message's: show them as written.
-			ev.Text = string(e.PiMessage)
+			ev.Text = string(e.Details().PiMessage)
 		}
 	case "compaction":
-		ev.Kind, ev.Text, ev.TokensBefore = kindCompaction, e.Summary, e.TokensBefore
+		ev.Kind, ev.Text, ev.TokensBefore = kindCompaction, e.Details().Summary, e.Details().TokensBefore
 	case "model_change":
-		ev.Kind, ev.Model = kindModelChange, e.Provider+"/"+e.ModelID
+		ev.Kind, ev.Model = kindModelChange, e.Details().Provider+"/"+e.Details().ModelID
 	case "branch_summary":
-		ev.Kind, ev.Text = kindNote, e.Summary
+		ev.Kind, ev.Text = kindNote, e.Details().Summary
 	default:
 		ev.Kind = kindNote
 	}

@@ -53,17 +53,31 @@ type Entry struct {
 	// Line is the entry's line number in the file, 1-based.
 	Line int
 
-	// The fields viewers show of the other entry types, read with the
-	// line (the line itself is not kept): Summary of a compaction or
-	// branch_summary, TokensBefore of a compaction, Provider and ModelID
-	// of a model_change.
-	Summary           string
-	TokensBefore      int
+	// details is what viewers show of entries other than plain messages
+	// (see Details); nil for those, which are nearly all of a file.
+	details *Details
+}
+
+// Details are the fields viewers show of an entry, read with its line
+// (the line itself is not kept).
+type Details struct {
+	// Summary of a compaction or branch_summary, TokensBefore of a
+	// compaction.
+	Summary      string
+	TokensBefore int
+	// Provider and ModelID of a model_change.
 	Provider, ModelID string
 	// PiMessage is the message as written for pi's own roles
-	// (bashExecution…), whose fields llm.Message has no place for; nil
-	// for every other entry.
+	// (bashExecution…), whose fields llm.Message has no place for.
 	PiMessage json.RawMessage
+}
+
+// Details returns the entry's details; all empty for a plain message.
+func (e *Entry) Details() Details {
+	if e.details == nil {
+		return Details{}
+	}
+	return *e.details
 }
 
 // knownEntryType reports whether t is an entry type of pi's version 3.
@@ -228,8 +242,7 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 		r.skipped = true
 		return
 	}
-	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Line: n,
-		Summary: f.Summary, TokensBefore: f.TokensBefore, Provider: f.Provider, ModelID: f.ModelID}
+	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Line: n}
 	if f.ParentID != nil {
 		e.ParentID = *f.ParentID
 	}
@@ -272,10 +285,13 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 			m.Content = nil // as a message built without content
 		}
 		e.Message = m
-		e.PiMessage = f.Message // kept by decodeMessage for pi's roles only
 	case !knownEntryType(f.Type):
 		// Kept in Entries: later entries may chain through it.
 		r.warn(n, "unknown entry type %q left out of the context", f.Type)
+	}
+	// f.Message is left only for pi's own roles (decodeMessage).
+	if f.Summary != "" || f.TokensBefore != 0 || f.Provider != "" || f.ModelID != "" || f.Message != nil {
+		e.details = &Details{Summary: f.Summary, TokensBefore: f.TokensBefore, Provider: f.Provider, ModelID: f.ModelID, PiMessage: f.Message}
 	}
 	ids[e.ID] = struct{}{}
 	r.ld.Entries = append(r.ld.Entries, e)
