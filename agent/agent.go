@@ -78,6 +78,10 @@ type Outcome struct {
 // loops. emit receives every event in order, synchronously, on the
 // caller's goroutine. err is non-nil only for a failure outside a model
 // call: ErrMaxTurns, or the context ending between calls.
+//
+// Run takes msgs over rather than copying it (a long conversation would
+// be copied for every run): it appends the run's messages to it, so the
+// caller must not use msgs afterwards. Spare capacity saves reallocating.
 func (c *Config) Run(ctx context.Context, msgs []llm.Message, opts Options, emit func(Event)) (out Outcome, err error) {
 	maxTurns := c.MaxTurns
 	if maxTurns <= 0 {
@@ -93,7 +97,7 @@ func (c *Config) Run(ctx context.Context, msgs []llm.Message, opts Options, emit
 	emit(Event{Type: AgentStart})
 	defer func() { emit(Event{Type: AgentEnd, Messages: out.Added}) }()
 
-	convo := append([]llm.Message(nil), msgs...)
+	convo := msgs
 	for turn := 1; ; turn++ {
 		if turn > maxTurns {
 			return out, fmt.Errorf("%w (%d)", ErrMaxTurns, maxTurns)

@@ -152,11 +152,17 @@ func (m Message) MarshalJSON() ([]byte, error) {
 
 // TextOf returns the concatenated text blocks of a message.
 func (m *Message) TextOf() string {
-	var n int
+	var n, blocks int
+	var one string
 	for _, c := range m.Content {
 		if c.Type == TextType {
 			n += len(c.Text)
+			blocks++
+			one = c.Text
 		}
+	}
+	if blocks <= 1 {
+		return one // no copy: every request converts the whole context
 	}
 	b := make([]byte, 0, n)
 	for _, c := range m.Content {

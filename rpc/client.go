@@ -47,6 +47,8 @@ type Client struct {
 	settled uint64        // seq of the last agent_settled
 	err     error         // why the connection ended
 
+	dec wire.Decoder // the reader's own
+
 	done      chan struct{} // closed when the reader has ended
 	closeOnce sync.Once
 	closeErr  error
@@ -85,6 +87,10 @@ func Start(ctx context.Context, path string, args ...string) (*Client, error) {
 	}
 	c := NewClient(out, in)
 	c.cmd, c.stderr = cmd, t
+	// Delta-only message_update lines keep a long answer's output linear;
+	// the client rebuilds the partial messages. Not waited for: commands
+	// are answered in order, so it applies before any later one.
+	c.send(Command{ID: "events", Type: CmdSetEventOptions, Partial: new(bool)})
 	return c, nil
 }
 
@@ -145,10 +151,6 @@ func (c *Client) Err() error {
 // error; the typed methods turn it into an *Error.
 func (c *Client) Call(ctx context.Context, cmd Command) (*Response, error) {
 	cmd.ID = "req-" + strconv.FormatUint(c.next.Add(1), 10)
-	b, err := json.Marshal(cmd)
-	if err != nil {
-		return nil, fmt.Errorf("rpc: %s: %w", cmd.Type, err)
-	}
 	ch := make(chan Response, 1)
 	c.mu.Lock()
 	if c.err != nil {
@@ -166,11 +168,8 @@ func (c *Client) Call(ctx context.Context, cmd Command) (*Response, error) {
 		c.mu.Unlock()
 	}()
 
-	c.wmu.Lock()
-	_, err = c.w.Write(append(b, '\n'))
-	c.wmu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("rpc: %s: %w", cmd.Type, err)
+	if err := c.send(cmd); err != nil {
+		return nil, err
 	}
 	select {
 	case r := <-ch:
@@ -180,6 +179,20 @@ func (c *Client) Call(ctx context.Context, cmd Command) (*Response, error) {
 	case <-c.done:
 		return nil, fmt.Errorf("rpc: %s: %w", cmd.Type, c.Err())
 	}
+}
+
+// send writes one command line.
+func (c *Client) send(cmd Command) error {
+	b, err := json.Marshal(cmd)
+	if err == nil {
+		c.wmu.Lock()
+		_, err = c.w.Write(append(b, '\n'))
+		c.wmu.Unlock()
+	}
+	if err != nil {
+		return fmt.Errorf("rpc: %s: %w", cmd.Type, err)
+	}
+	return nil
 }
 
 // call is Call for the typed methods: a failure response is an *Error,
@@ -291,7 +304,7 @@ func (c *Client) dispatch(b []byte) {
 		c.response(b)
 		return
 	}
-	e, err := wire.DecodeEvent(b)
+	e, err := c.dec.Decode(b)
 	if err != nil {
 		return // not a protocol line; a server never writes one
 	}

@@ -28,6 +28,7 @@ type fieldSpec struct {
 	model    bool // provider, modelId
 	enabled  bool // enabled
 	name     bool // name
+	partial  bool // partial
 	extras   bool // parentSession (new_session) or customInstructions (compact)
 }
 
@@ -48,6 +49,7 @@ var commands = map[string]fieldSpec{
 	CmdGetSessionStats:      {},
 	CmdGetLastAssistantText: {},
 	CmdSetSessionName:       {name: true},
+	CmdSetEventOptions:      {partial: true},
 }
 
 // DecodeCommand reads one command line (without its line break). Every
@@ -115,6 +117,12 @@ func DecodeCommand(line []byte) (Command, error) {
 	}
 	if spec.name {
 		d.str("name", &c.Name, true)
+	}
+	if spec.partial {
+		var on bool
+		if d.value("partial", &on, "a boolean", true) {
+			c.Partial = &on
+		}
 	}
 	if spec.extras {
 		d.str("parentSession", &c.ParentSession, false)

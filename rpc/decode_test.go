@@ -33,6 +33,7 @@ func TestDecodeCommand(t *testing.T) {
 		{name: "set_auto_compaction true", line: `{"type":"set_auto_compaction","enabled":true}`, want: Command{Type: CmdSetAutoCompaction, Enabled: &yes}},
 		{name: "new_session with parent", line: `{"type":"new_session","parentSession":"/x.jsonl"}`, want: Command{Type: CmdNewSession, ParentSession: "/x.jsonl"}},
 		{name: "compact with instructions", line: `{"type":"compact","customInstructions":"code"}`, want: Command{Type: CmdCompact, CustomInstructions: "code"}},
+		{name: "set_event_options", line: `{"type":"set_event_options","partial":false}`, want: Command{Type: CmdSetEventOptions, Partial: &no}},
 		{name: "surrounding space", line: "  {\"type\":\"abort\"}\t", want: Command{Type: CmdAbort}},
 
 		{name: "not JSON", line: `hello`, command: CmdParse, errHas: "invalid JSON"},
@@ -54,6 +55,7 @@ func TestDecodeCommand(t *testing.T) {
 		{name: "image not an object", line: `{"type":"prompt","message":"x","images":[1]}`, command: CmdPrompt, errHas: `"images[0]" must be an object`},
 		{name: "enabled missing", line: `{"type":"set_auto_retry"}`, command: CmdSetAutoRetry, errHas: `missing field "enabled" (a boolean)`},
 		{name: "enabled as string", line: `{"type":"set_auto_retry","enabled":"false"}`, command: CmdSetAutoRetry, errHas: `"enabled" must be a boolean, got a string`},
+		{name: "partial missing", line: `{"type":"set_event_options"}`, command: CmdSetEventOptions, errHas: `missing field "partial" (a boolean)`},
 		{name: "modelId missing", line: `{"type":"set_model","provider":"openai"}`, command: CmdSetModel, errHas: `missing field "modelId"`},
 		{name: "name a number", line: `{"type":"set_session_name","name":1}`, command: CmdSetSessionName, errHas: `"name" must be a string`},
 		{name: "invalid UTF-8", line: "{\"id\":\"b\",\"type\":\"prompt\",\"message\":\"caf\xe9\"}", command: CmdPrompt, id: "b", errHas: "not valid UTF-8"},

@@ -56,6 +56,10 @@ func (s *server) handle(c Command) *Response {
 		if err := sess.SetName(name); err != nil {
 			return r(fail(c.ID, c.Type, err.Error()))
 		}
+	case CmdSetEventOptions:
+		// Events written before the answer keep the form they had.
+		s.caughtUp()
+		s.deltas.Store(!*c.Partial)
 	default: // DecodeCommand lets only known commands through
 		return r(fail(c.ID, c.Type, "unknown command: "+c.Type))
 	}

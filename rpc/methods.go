@@ -109,6 +109,14 @@ func (c *Client) SetAutoRetry(ctx context.Context, enabled bool) error {
 	return c.call(ctx, Command{Type: CmdSetAutoRetry, Enabled: &enabled}, nil)
 }
 
+// SetEventOptions chooses the form of message_update: partial false is
+// the delta-only form (Start asks for it), true pi's, with the whole
+// partial message. Events read either way carry their message (the client
+// rebuilds it from the deltas).
+func (c *Client) SetEventOptions(ctx context.Context, partial bool) error {
+	return c.call(ctx, Command{Type: CmdSetEventOptions, Partial: &partial}, nil)
+}
+
 // AbortRetry cancels a pending retry wait and stops retrying; the chain's
 // auto_retry_end (finalError "Retry cancelled") follows as an event.
 func (c *Client) AbortRetry(ctx context.Context) error {

@@ -26,6 +26,9 @@ const (
 	CmdGetSessionStats      = "get_session_stats"
 	CmdGetLastAssistantText = "get_last_assistant_text"
 	CmdSetSessionName       = "set_session_name"
+	// CmdSetEventOptions is rally's own: it chooses the form of
+	// message_update (see Command.Partial).
+	CmdSetEventOptions = "set_event_options"
 	// CmdParse is the command of the response to a line that is not a
 	// command at all.
 	CmdParse = "parse"
@@ -64,6 +67,11 @@ type Command struct {
 
 	// set_session_name.
 	Name string `json:"name,omitempty"`
+
+	// set_event_options: false makes message_update carry only its stream
+	// event's delta and indices, never the partial message (output linear
+	// in the answer's length); true, the default, is pi's form.
+	Partial *bool `json:"partial,omitempty"`
 
 	// new_session: accepted for compatibility, not used.
 	ParentSession string `json:"parentSession,omitempty"`

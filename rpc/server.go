@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rally-agent/rally/llm"
@@ -36,6 +37,9 @@ type Config struct {
 	// start on a fallback) and the Ref of its credential. nil refuses
 	// set_model.
 	Connect func(ctx context.Context, m llm.Model) (llm.Target, error)
+	// Deltas starts the output with message_update in its delta-only form,
+	// as set_event_options {partial:false} switches to it.
+	Deltas bool
 	// Log receives what goes wrong outside the protocol (a failed write, a
 	// run's error); nil discards it. It must not write to the output.
 	Log *slog.Logger
@@ -130,6 +134,7 @@ type server struct {
 	sessID string // for a session without a store
 	sub    *session.Subscription
 	target *llm.Target // the one set_model chose, kept across new_session
+	deltas atomic.Bool // message_update in the delta-only form
 	// wg counts the goroutines that answer a compact.
 	wg sync.WaitGroup
 }
@@ -141,6 +146,7 @@ func newServer(ctx context.Context, w io.Writer, cfg Config) *server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &server{ctx: ctx, cancel: cancel, cfg: cfg, out: newOutput(w), log: log}
+	s.deltas.Store(cfg.Deltas)
 	s.adopt(cfg.Session)
 	return s
 }
@@ -154,21 +160,19 @@ func (s *server) adopt(sess *session.Session) {
 
 // watch forwards the session's events to the output from now on, once,
 // and returns the subscription. It is called before anything that emits
-// events starts (a run, a compaction) rather than at start: a subscription
-// costs the session a large buffer, which would delay the first get_state
-// of a fresh process by milliseconds.
+// events starts (a run, a compaction) rather than at start, so a process
+// that only answers queries never starts the delivering goroutine.
 func (s *server) watch() (*session.Session, *session.Subscription) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sub == nil {
-		// One encoding buffer per subscription: events arrive one at a
-		// time, and a growing partial message would otherwise be
-		// reallocated for every delta.
-		var buf []byte
+		// One encoder per subscription: events arrive one at a time, and
+		// it reuses its buffer and the escaped text of the last line.
+		var enc wire.Encoder
 		s.sub = s.sess.Watch(func(e session.Event) {
-			buf = wire.AppendEvent(buf[:0], e)
+			enc.Deltas = s.deltas.Load()
 			// Streaming deltas are not flushed one by one (see output).
-			s.out.send(buf, e.Type != session.MessageUpdate && e.Type != session.ToolExecutionUpdate)
+			s.out.send(enc.Encode(e), e.Type != session.MessageUpdate && e.Type != session.ToolExecutionUpdate)
 		})
 	}
 	return s.sess, s.sub

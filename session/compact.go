@@ -59,7 +59,7 @@ func (s *Session) compactFor(ctx context.Context, reason CompactionReason, willR
 	if err != nil || m.ContextWindow <= 0 {
 		return res, err
 	}
-	if need := s.need(append(s.sendable(), next...)); need <= m.ContextWindow {
+	if need := s.need(s.sendableView(), next...); need <= m.ContextWindow {
 		return res, nil
 	}
 	return s.shrink(ctx, reason, willRetry, keep, next)
@@ -80,7 +80,7 @@ func (s *Session) shrink(ctx context.Context, reason CompactionReason, willRetry
 	if err != nil {
 		return res, err
 	}
-	if need := s.need(append(s.sendable(), next...)); m.ContextWindow > 0 && need > m.ContextWindow {
+	if need := s.need(s.sendableView(), next...); m.ContextWindow > 0 && need > m.ContextWindow {
 		return res, &TooLargeError{Need: need, Window: m.ContextWindow, Compacted: true}
 	}
 	return res, nil

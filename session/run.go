@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rally-agent/rally/agent"
@@ -57,14 +58,35 @@ func (s *Session) agentConfig() (*agent.Config, llm.Target) {
 func (s *Session) sendable() []llm.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]llm.Message, 0, len(s.messages))
+	// Room for what a run adds (the agent loop appends to it), so the
+	// context is copied once per run, here, and not again per turn.
+	out := make([]llm.Message, 0, len(s.messages)+16)
 	for _, m := range s.messages {
-		if m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted) {
-			continue
+		if !failedAnswer(m) {
+			out = append(out, m)
 		}
-		out = append(out, m)
 	}
 	return out
+}
+
+// sendableView is sendable for a caller that only reads it, without a copy
+// when nothing is to be left out (nearly always): estimating a long
+// context must not copy it. It is read on the run's goroutine, the only
+// one that changes the context, so a later change cannot race with it.
+func (s *Session) sendableView() []llm.Message {
+	s.mu.Lock()
+	ms := s.messages
+	s.mu.Unlock()
+	if slices.ContainsFunc(ms, failedAnswer) {
+		return s.sendable()
+	}
+	return ms[:len(ms):len(ms)]
+}
+
+// failedAnswer reports an assistant message that failed or was aborted,
+// which is never sent again.
+func failedAnswer(m llm.Message) bool {
+	return m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted)
 }
 
 // runState is one agent run seen from the session: it records messages as
@@ -292,7 +314,7 @@ func (s *Session) wait(ctx context.Context, d time.Duration) bool {
 // both numbers. A prompt that alone exceeds the window fails at once.
 func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message, attempt int, callErr error, rep retry.Report) (int, error) {
 	s.learn(ctx, r.used.Model, rep)
-	sent := s.sendable()
+	sent := s.sendableView()
 	s.calibrate(sent, rep)
 	m := s.model()
 	s.mu.Lock()
@@ -359,7 +381,7 @@ func (s *Session) prepare(ctx context.Context, prompt []llm.Message) error {
 	s.mu.Lock()
 	auto := s.autoCompact
 	s.mu.Unlock()
-	need := s.need(append(s.sendable(), prompt...))
+	need := s.need(s.sendableView(), prompt...)
 	if !auto || need*100 <= m.ContextWindow*s.threshold() {
 		return nil
 	}
@@ -433,7 +455,7 @@ func (s *Session) makeRoom(ctx context.Context) (int, error) {
 	case err != nil && !errors.Is(err, ErrNothingToCompact):
 		s.logger().Warn("compaction within the run failed", "err", err.Error())
 	}
-	if err != nil || s.full(s.sendable()) {
+	if err != nil || s.full(s.sendableView()) {
 		s.mu.Lock()
 		s.noPause = true
 		s.mu.Unlock()

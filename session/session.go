@@ -89,7 +89,9 @@ type Config struct {
 	// Resume is what to continue: a session file's content as journal.Open
 	// or journal.Load returns it (its context, their entry ids, its name,
 	// the warnings of loading it, which State reports), or just Messages to
-	// start from. nil starts empty.
+	// start from. nil starts empty. The session takes Messages over rather
+	// than copying them (a long session's context is the largest thing it
+	// holds): the caller must not change them.
 	Resume *journal.Loaded
 	// NoAutoCompaction turns automatic compaction off (it can be turned on
 	// later with SetAutoCompactionEnabled).
@@ -232,7 +234,8 @@ func New(cfg Config) (*Session, error) {
 	s := &Session{cfg: cfg, target: llm.Target{Provider: cfg.Provider, Model: cfg.Model, Ref: cfg.Ref},
 		autoRetry: true, autoCompact: !cfg.NoAutoCompaction, learned: map[modelKey]int{}}
 	if r := cfg.Resume; r != nil {
-		s.messages, s.name = cloneAll(r.Messages), r.Name
+		// Capped, so that appending never writes into the caller's array.
+		s.messages, s.name = r.Messages[:len(r.Messages):len(r.Messages)], r.Name
 		s.ids = make([]string, len(s.messages))
 		copy(s.ids, r.IDs)
 	}

@@ -9,7 +9,8 @@ import (
 
 // subscriberBuffer is how many events one subscriber may fall behind
 // before the session waits for it. A slow subscriber delays the others by
-// at most this much.
+// at most this much. The queue grows to it on demand: an idle
+// subscription holds no events, and most never hold more than a few.
 const subscriberBuffer = 1024
 
 // Subscribe registers fn for every event from now on, delivered in order on
@@ -27,15 +28,77 @@ func (s *Session) Watch(fn func(Event)) *Subscription { return s.hub.subscribe(f
 // Subscription is one subscriber of a session's events.
 type Subscription struct {
 	h    *hub
-	ch   chan item
+	fn   func(Event)
+	wake chan struct{} // the delivering goroutine has work
 	done chan struct{}
 	once sync.Once
+
+	mu      sync.Mutex
+	room    sync.Cond // broadcast when pending falls below subscriberBuffer
+	queue   []item    // not yet taken by the delivering goroutine
+	pending int       // queued or taken but not yet delivered
+	closed  bool
 }
 
 // item is an event, or a Sync waiting for the events before it.
 type item struct {
 	e    Event
 	sync chan struct{}
+}
+
+// push queues it, waiting while the subscriber is subscriberBuffer behind.
+// The caller holds the hub's lock, so events keep their order.
+func (sub *Subscription) push(it item) {
+	sub.mu.Lock()
+	for sub.pending >= subscriberBuffer {
+		sub.room.Wait()
+	}
+	sub.queue = append(sub.queue, it)
+	sub.pending++
+	sub.mu.Unlock()
+	select {
+	case sub.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deliver hands queued items to fn, in order, until the subscription is
+// closed and drained.
+func (sub *Subscription) deliver() {
+	defer close(sub.done)
+	var batch []item
+	for range sub.wake {
+		for {
+			sub.mu.Lock()
+			batch, sub.queue = sub.queue, batch[:0]
+			closed := sub.closed
+			sub.mu.Unlock()
+			if len(batch) == 0 {
+				if closed {
+					return
+				}
+				break
+			}
+			for i := range batch {
+				if batch[i].sync != nil {
+					close(batch[i].sync)
+				} else {
+					sub.fn(batch[i].e)
+				}
+				batch[i] = item{}
+			}
+			sub.mu.Lock()
+			if sub.pending >= subscriberBuffer {
+				sub.room.Broadcast()
+			}
+			sub.pending -= len(batch)
+			sub.mu.Unlock()
+			if c := cap(batch); c > 64 && len(batch) < c/4 {
+				// A burst is over: give its large buffer back.
+				batch = nil
+			}
+		}
+	}
 }
 
 // Sync waits until fn has returned from every event emitted before Sync
@@ -48,7 +111,7 @@ func (sub *Subscription) Sync(ctx context.Context) error {
 		<-sub.done // closed: Close delivers everything first
 		return nil
 	}
-	sub.ch <- item{sync: ch}
+	sub.push(item{sync: ch})
 	sub.h.mu.Unlock()
 	select {
 	case <-ch:
@@ -64,31 +127,29 @@ func (sub *Subscription) Close() {
 	sub.once.Do(func() {
 		sub.h.mu.Lock()
 		delete(sub.h.subs, sub)
-		close(sub.ch)
+		sub.mu.Lock()
+		sub.closed = true
+		sub.mu.Unlock()
 		sub.h.mu.Unlock()
+		select {
+		case sub.wake <- struct{}{}:
+		default:
+		}
 	})
 	<-sub.done
 }
 
 // hub delivers events in order to every subscriber, each on its own
-// goroutine behind a bounded queue.
+// goroutine behind a bounded queue that grows on demand.
 type hub struct {
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
 }
 
 func (h *hub) subscribe(fn func(Event)) *Subscription {
-	sub := &Subscription{h: h, ch: make(chan item, subscriberBuffer), done: make(chan struct{})}
-	go func() {
-		defer close(sub.done)
-		for it := range sub.ch {
-			if it.sync != nil {
-				close(it.sync)
-				continue
-			}
-			fn(it.e)
-		}
-	}()
+	sub := &Subscription{h: h, fn: fn, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	sub.room.L = &sub.mu
+	go sub.deliver()
 	h.mu.Lock()
 	if h.subs == nil {
 		h.subs = map[*Subscription]struct{}{}
@@ -112,7 +173,7 @@ func (h *hub) emit(e Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		s.ch <- item{e: e}
+		s.push(item{e: e})
 	}
 }
 

@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rally-agent/rally/llm"
@@ -108,13 +109,18 @@ func (s *Session) overhead() int {
 // for the last answer, plus the estimate of what came after it; or, when
 // no answer's count applies, the estimate of everything with the request's
 // overhead. Estimates are scaled by what an overflow taught about how far
-// the estimate falls short of the provider's own count.
-func (s *Session) need(ms []llm.Message) int {
+// the estimate falls short of the provider's own count. next (a prompt
+// about to be sent) follows ms: passing it apart saves copying a long
+// context to join them.
+func (s *Session) need(ms []llm.Message, next ...llm.Message) int {
+	if slices.ContainsFunc(next, func(m llm.Message) bool { return m.Usage != nil }) {
+		ms, next = append(ms[:len(ms):len(ms)], next...), nil // an answer's count may apply
+	}
 	counted, rest := splitCounted(ms)
 	s.mu.Lock()
 	scale := s.scale
 	s.mu.Unlock()
-	est := llm.EstimateTokens(rest)
+	est := llm.EstimateTokens(rest) + llm.EstimateTokens(next)
 	if counted == 0 {
 		est += s.overhead()
 	}

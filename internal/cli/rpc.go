@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -27,6 +28,9 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	if len(args) > 0 {
 		return &exitError{2, errors.New("--mode rpc takes no prompt argument: send prompt commands on stdin")}
 	}
+	if f.events != "full" && f.events != "delta" {
+		return &exitError{2, fmt.Errorf("--events must be full or delta, got %q", f.events)}
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), stopSignals()...)
 	defer stop()
 	b, err := newRPCBackend(ctx, s, *f)
@@ -43,6 +47,7 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 		NewSession: b.newSession,
 		Models:     b.models,
 		Connect:    b.connect,
+		Deltas:     f.events == "delta",
 		Log:        b.log,
 	})
 	if err != nil {

@@ -39,6 +39,7 @@ type runFlags struct {
 	maxTurns   int
 	verbose    bool
 	preset     string
+	events     string
 	// mustResume: --continue's session in use by another rally is an
 	// error, not a reason to start a new one (rally compact).
 	mustResume bool
@@ -64,6 +65,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.file, "session", "", "use this session file: resumed if it exists, else created")
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "most model calls one prompt may make (overrides agent.maxTurns)")
 	fl.BoolVar(&f.verbose, "verbose", false, "also log retry decisions to stderr")
+	fl.StringVar(&f.events, "events", "full", "rpc mode: form of message_update, full (the partial message, as pi) or delta (only the delta: output linear in the answer)")
 	f.prompt.register(cmd)
 	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, overflow, midstream-drop, stall)")
 }

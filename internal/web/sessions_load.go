@@ -6,7 +6,6 @@ package web
 // When persistence changes, only this file does.
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -90,32 +89,14 @@ func viewEntry(e *journal.Entry) entryView {
 		if ev.Role != "" && len(ev.Blocks) == 0 {
 			// pi's own kinds (bashExecution…) keep their fields beside
 			// the message's: show them as written.
-			var c struct {
-				Message json.RawMessage `json:"message"`
-			}
-			_ = json.Unmarshal(e.Raw, &c)
-			ev.Text = string(c.Message)
+			ev.Text = string(e.Details().PiMessage)
 		}
 	case "compaction":
-		var c struct {
-			Summary      string `json:"summary"`
-			TokensBefore int    `json:"tokensBefore"`
-		}
-		_ = json.Unmarshal(e.Raw, &c) // the journal read this line already
-		ev.Kind, ev.Text, ev.TokensBefore = kindCompaction, c.Summary, c.TokensBefore
+		ev.Kind, ev.Text, ev.TokensBefore = kindCompaction, e.Details().Summary, e.Details().TokensBefore
 	case "model_change":
-		var c struct {
-			Provider string `json:"provider"`
-			ModelID  string `json:"modelId"`
-		}
-		_ = json.Unmarshal(e.Raw, &c)
-		ev.Kind, ev.Model = kindModelChange, c.Provider+"/"+c.ModelID
+		ev.Kind, ev.Model = kindModelChange, e.Details().Provider+"/"+e.Details().ModelID
 	case "branch_summary":
-		var c struct {
-			Summary string `json:"summary"`
-		}
-		_ = json.Unmarshal(e.Raw, &c)
-		ev.Kind, ev.Text = kindNote, c.Summary
+		ev.Kind, ev.Text = kindNote, e.Details().Summary
 	default:
 		ev.Kind = kindNote
 	}

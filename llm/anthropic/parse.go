@@ -93,7 +93,11 @@ func (p *parser) fill(b *llm.Builder) error {
 		return nil
 	}
 	p.ev = event{}
-	if err := p.json.Decode(ev.Data, &p.ev); err != nil {
+	if !fastDelta(ev.Data, &p.ev) {
+		p.ev = event{}
+		err = p.json.Decode(ev.Data, &p.ev)
+	}
+	if err != nil {
 		return p.malformed(ev.Name, err, ev.Data)
 	}
 	if p.ev.Type == "error" {

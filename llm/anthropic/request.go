@@ -3,6 +3,7 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
+	"iter"
 	"strings"
 
 	"github.com/rally-agent/rally/llm"
@@ -14,11 +15,14 @@ type request struct {
 	Model     string     `json:"model"`
 	MaxTokens int        `json:"max_tokens"`
 	System    []block    `json:"system,omitempty"`
-	Messages  []message  `json:"messages"`
+	Messages  []message  `json:"-"` // List
 	Tools     []tool     `json:"tools,omitempty"`
 	Stream    bool       `json:"stream"`
 	Thinking  *thinkingC `json:"thinking,omitempty"`
 }
+
+// List is the conversation, encoded element by element (wire.Lister).
+func (r *request) List() (string, iter.Seq[any]) { return "messages", wire.Items(r.Messages) }
 
 type thinkingC struct {
 	Type         string `json:"type"`
@@ -160,11 +164,17 @@ func messages(in []llm.Message) []message {
 // sendable reports whether a message other than a tool result converts to
 // any content: the API refuses an empty message.
 func sendable(m *llm.Message) bool {
-	switch m.Role {
-	case llm.User:
-		return len(userContent(m.Content)) > 0
-	case llm.Assistant:
-		return len(assistantContent(m)) > 0
+	for _, c := range m.Content {
+		var ok bool
+		switch m.Role {
+		case llm.User:
+			_, ok = userBlock(c)
+		case llm.Assistant:
+			_, ok = assistantBlock(c, m.API == llm.APIAnthropicMessages)
+		}
+		if ok {
+			return true // stop at the first: converting is for the request
+		}
 	}
 	return false
 }
@@ -185,17 +195,29 @@ func isToolResults(bs []block) bool {
 
 func userContent(cs []llm.Content) []block {
 	var out []block
-	for _, c := range cs {
-		switch c.Type {
-		case llm.TextType:
-			if strings.TrimSpace(c.Text) != "" {
-				out = append(out, block{Type: "text", Text: c.Text})
+	for i, c := range cs {
+		if b, ok := userBlock(c); ok {
+			if out == nil {
+				out = make([]block, 0, len(cs)-i) // at most the rest
 			}
-		case llm.ImageType:
-			out = append(out, block{Type: "image", Source: &source{Type: "base64", MediaType: c.MimeType, Data: c.Data}})
+			out = append(out, b)
 		}
 	}
 	return out
+}
+
+// userBlock converts one block of a user message or tool result; ok is
+// false for one that is not sent.
+func userBlock(c llm.Content) (b block, ok bool) {
+	switch c.Type {
+	case llm.TextType:
+		if strings.TrimSpace(c.Text) != "" {
+			return block{Type: "text", Text: c.Text}, true
+		}
+	case llm.ImageType:
+		return block{Type: "image", Source: &source{Type: "base64", MediaType: c.MimeType, Data: c.Data}}, true
+	}
+	return block{}, false
 }
 
 // assistantContent converts an earlier answer. Thinking goes back only
@@ -205,25 +227,53 @@ func userContent(cs []llm.Content) []block {
 func assistantContent(m *llm.Message) []block {
 	var out []block
 	signed := m.API == llm.APIAnthropicMessages
-	for _, c := range m.Content {
-		switch c.Type {
-		case llm.TextType:
-			if strings.TrimSpace(c.Text) != "" {
-				out = append(out, block{Type: "text", Text: c.Text})
+	for i, c := range m.Content {
+		if b, ok := assistantBlock(c, signed); ok {
+			if out == nil {
+				out = make([]block, 0, len(m.Content)-i) // at most the rest
 			}
-		case llm.ThinkingType:
-			switch {
-			case !signed || c.ThinkingSignature == "":
-			case c.Thinking == "":
-				out = append(out, block{Type: "redacted_thinking", Data: c.ThinkingSignature})
-			default:
-				out = append(out, block{Type: "thinking", Thinking: c.Thinking, Signature: c.ThinkingSignature})
-			}
-		case llm.ToolCallType:
-			out = append(out, block{Type: "tool_use", ID: toolID(c.ID), Name: c.Name, Input: wire.Object(c.Arguments)})
+			out = append(out, b)
 		}
 	}
 	return out
+}
+
+// assistantBlock converts one block of an answer; ok is false for one
+// that is not sent.
+func assistantBlock(c llm.Content, signed bool) (b block, ok bool) {
+	switch c.Type {
+	case llm.TextType:
+		if strings.TrimSpace(c.Text) != "" {
+			return block{Type: "text", Text: c.Text}, true
+		}
+	case llm.ThinkingType:
+		switch {
+		case !signed || c.ThinkingSignature == "":
+		case c.Thinking == "":
+			return block{Type: "redacted_thinking", Data: c.ThinkingSignature}, true
+		default:
+			return block{Type: "thinking", Thinking: c.Thinking, Signature: c.ThinkingSignature}, true
+		}
+	case llm.ToolCallType:
+		return block{Type: "tool_use", ID: toolID(c.ID), Name: c.Name, Input: wire.Object(c.Arguments)}, true
+	}
+	return block{}, false
+}
+
+func idChar(c byte) bool {
+	return c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func validToolID(id string) bool {
+	if len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if !idChar(id[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // toolID makes a tool-call id acceptable to the API (^[a-zA-Z0-9_-]{1,64}$):
@@ -233,9 +283,12 @@ func toolID(id string) string {
 	if id == "" {
 		return "toolu_none"
 	}
+	if validToolID(id) {
+		return id
+	}
 	b := []byte(id)
 	for i, c := range b {
-		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		if !idChar(c) {
 			b[i] = '_'
 		}
 	}

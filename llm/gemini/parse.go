@@ -91,7 +91,11 @@ func (p *parser) fill(b *llm.Builder) error {
 		return nil
 	}
 	p.ch = chunk{}
-	if err := p.json.Decode(ev.Data, &p.ch); err != nil {
+	if !fastChunk(ev.Data, &p.ch) {
+		p.ch = chunk{}
+		err = p.json.Decode(ev.Data, &p.ch)
+	}
+	if err != nil {
 		return p.wire.Malformed(p.dec, "chunk", err, ev.Data)
 	}
 	if len(p.ch.Error) > 0 && string(p.ch.Error) != "null" {

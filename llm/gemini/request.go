@@ -3,6 +3,7 @@ package gemini
 import (
 	"encoding/json"
 	"errors"
+	"iter"
 	"strings"
 
 	"github.com/rally-agent/rally/llm"
@@ -10,8 +11,11 @@ import (
 )
 
 // The request body of streamGenerateContent, only the fields rally sends.
+// List is the conversation, encoded element by element (wire.Lister).
+func (r *request) List() (string, iter.Seq[any]) { return "contents", wire.Items(r.Contents) }
+
 type request struct {
-	Contents          []content   `json:"contents"`
+	Contents          []content   `json:"-"` // List
 	SystemInstruction *content    `json:"systemInstruction,omitempty"`
 	Tools             []toolSet   `json:"tools,omitempty"`
 	GenerationConfig  *generation `json:"generationConfig,omitempty"`

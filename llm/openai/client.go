@@ -92,6 +92,9 @@ func imageURL(c *llm.Content) string {
 
 // resultText is the text of a tool result's content blocks.
 func resultText(m *llm.Message) string {
+	if len(m.Content) == 1 && m.Content[0].Type == llm.TextType {
+		return m.Content[0].Text // the usual result: no copy
+	}
 	var b strings.Builder
 	for _, c := range m.Content {
 		if c.Type == llm.TextType {

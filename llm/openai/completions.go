@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"iter"
 	"net/url"
 	"strings"
 
@@ -56,7 +57,7 @@ func (c *Completions) Stream(ctx context.Context, req *llm.Request) (*llm.Stream
 
 type chatRequest struct {
 	Model               string        `json:"model"`
-	Messages            []chatMessage `json:"messages"`
+	Messages            []chatMessage `json:"-"` // List
 	Tools               []chatTool    `json:"tools,omitempty"`
 	Stream              bool          `json:"stream"`
 	StreamOptions       streamOptions `json:"stream_options"`
@@ -64,6 +65,9 @@ type chatRequest struct {
 	MaxTokens           int           `json:"max_tokens,omitempty"`
 	ReasoningEffort     string        `json:"reasoning_effort,omitempty"`
 }
+
+// List is the conversation, encoded element by element (wire.Lister).
+func (r *chatRequest) List() (string, iter.Seq[any]) { return "messages", wire.Items(r.Messages) }
 
 type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
@@ -124,10 +128,7 @@ func (c *Completions) request(req *llm.Request, endpoint string) *chatRequest {
 			r.MaxTokens = n
 		}
 	}
-	if req.System != "" {
-		r.Messages = append(r.Messages, chatMessage{Role: "system", Content: req.System})
-	}
-	r.Messages = append(r.Messages, chatMessages(wire.Repair(req.Messages, nil, nil))...)
+	r.Messages = chatMessages(req.System, wire.Repair(req.Messages, nil, nil))
 	for _, t := range req.Tools {
 		r.Tools = append(r.Tools, chatTool{Type: "function", Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: wire.Schema(t.Parameters)}})
 	}
@@ -151,8 +152,12 @@ func (c *Completions) completionTokens(endpoint string) bool {
 	return h == "api.openai.com" || strings.HasSuffix(h, ".openai.azure.com")
 }
 
-func chatMessages(msgs []llm.Message) []chatMessage {
-	var out []chatMessage
+// chatMessages converts the conversation, after the system prompt if any.
+func chatMessages(system string, msgs []llm.Message) []chatMessage {
+	out := make([]chatMessage, 0, len(msgs)+1)
+	if system != "" {
+		out = append(out, chatMessage{Role: "system", Content: system})
+	}
 	// Chat Completions takes only text in a tool message: a result's
 	// images follow the run of tool messages as one user message.
 	var pending []chatPart
@@ -180,7 +185,10 @@ func chatMessages(msgs []llm.Message) []chatMessage {
 			}
 			// Thinking is not sent back: the API has no field for it, and
 			// servers that stream reasoning_content refuse it as input.
-			for _, tc := range m.ToolCalls() {
+			for _, tc := range m.Content {
+				if tc.Type != llm.ToolCallType {
+					continue
+				}
 				args := string(tc.Arguments)
 				if args == "" {
 					args = "{}"

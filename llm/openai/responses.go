@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"iter"
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
@@ -38,10 +39,13 @@ func (c *Responses) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, 
 	})
 }
 
+// List is the conversation, encoded element by element (wire.Lister).
+func (r *respRequest) List() (string, iter.Seq[any]) { return "input", wire.Items(r.Input) }
+
 type respRequest struct {
 	Model           string         `json:"model"`
 	Instructions    string         `json:"instructions,omitempty"`
-	Input           []any          `json:"input"`
+	Input           []any          `json:"-"` // List
 	Tools           []respTool     `json:"tools,omitempty"`
 	Stream          bool           `json:"stream"`
 	Store           bool           `json:"store"`

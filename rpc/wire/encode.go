@@ -29,23 +29,27 @@ import (
 
 // AppendEvent appends the event's wire form (one JSON object, no newline)
 // to b and returns the extended buffer.
-func AppendEvent(b []byte, e session.Event) []byte {
+func AppendEvent(b []byte, e session.Event) []byte { return appendEvent(b, e, nil) }
+
+// appendEvent is AppendEvent; tc, when not nil, carries the escaped text of
+// the previous message_update's partial over to this one.
+func appendEvent(b []byte, e session.Event, tc *textCache) []byte {
 	b = append(b, '{')
 	switch e.Type {
 	case session.MessageStart, session.MessageEnd, session.MessageDiscarded:
 		b = append(b, `"message":`...)
-		b = appendMessage(b, e.Message)
+		b = appendMessage(b, e.Message, nil)
 	case session.MessageUpdate:
 		b = append(b, `"assistantMessageEvent":`...)
 		var ps, pe int
-		b, ps, pe = appendStreamEvent(b, e.Assistant)
+		b, ps, pe = appendStreamEvent(b, e.Assistant, tc)
 		b = append(b, `,"message":`...)
 		if ps < pe && e.Assistant.Partial == e.Message {
 			// The partial is the message: copy its bytes instead of
 			// encoding the growing message a second time.
 			b = append(b, b[ps:pe]...)
 		} else {
-			b = appendMessage(b, e.Message)
+			b = appendMessage(b, e.Message, nil)
 		}
 	case session.AgentEnd:
 		b = append(b, `"messages":`...)
@@ -57,7 +61,7 @@ func AppendEvent(b []byte, e session.Event) []byte {
 		return append(b, '}')
 	case session.TurnEnd:
 		b = append(b, `"message":`...)
-		b = appendMessage(b, e.Message)
+		b = appendMessage(b, e.Message, nil)
 		b = append(b, `,"toolResults":`...)
 		b = appendMessages(b, e.ToolResults)
 	case session.ToolExecutionStart, session.ToolExecutionUpdate:
@@ -144,7 +148,7 @@ func appendResult(b []byte, r *tool.Result) []byte {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"content":`...)
-	b = appendContents(b, r.Content)
+	b = appendContents(b, r.Content, nil)
 	b = append(b, `,"isError":`...)
 	b = strconv.AppendBool(b, r.IsError)
 	return append(b, '}')
@@ -167,7 +171,7 @@ func appendCompaction(b []byte, r *session.CompactionResult) []byte {
 
 // appendStreamEvent writes an llm.Event as json.Marshal would; ps:pe are
 // the bytes of its partial message (empty when it has none).
-func appendStreamEvent(b []byte, e *llm.Event) (out []byte, ps, pe int) {
+func appendStreamEvent(b []byte, e *llm.Event, tc *textCache) (out []byte, ps, pe int) {
 	if e == nil {
 		return append(b, "null"...), 0, 0
 	}
@@ -185,7 +189,7 @@ func appendStreamEvent(b []byte, e *llm.Event) (out []byte, ps, pe int) {
 	}
 	if e.ToolCall != nil {
 		b = append(b, `,"toolCall":`...)
-		b = appendContent(b, e.ToolCall)
+		b = appendContent(b, e.ToolCall, nil)
 	}
 	if e.Reason != "" {
 		b = append(b, `,"reason":`...)
@@ -194,7 +198,7 @@ func appendStreamEvent(b []byte, e *llm.Event) (out []byte, ps, pe int) {
 	if e.Partial != nil {
 		b = append(b, `,"partial":`...)
 		ps = len(b)
-		b = appendMessage(b, e.Partial)
+		b = appendMessage(b, e.Partial, tc)
 		pe = len(b)
 	}
 	return append(b, '}'), ps, pe
@@ -206,20 +210,22 @@ func appendMessages(b []byte, ms []llm.Message) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendMessage(b, &ms[i])
+		b = appendMessage(b, &ms[i], nil)
 	}
 	return append(b, ']')
 }
 
-// appendMessage writes a message exactly as llm.Message.MarshalJSON does.
-func appendMessage(b []byte, m *llm.Message) []byte {
+// appendMessage writes a message exactly as llm.Message.MarshalJSON does;
+// tc, when not nil, holds the escaped text of its blocks from the
+// previous line.
+func appendMessage(b []byte, m *llm.Message, tc *textCache) []byte {
 	if m == nil {
 		return append(b, "null"...)
 	}
 	b = append(b, `{"role":`...)
 	b = appendString(b, string(m.Role))
 	b = append(b, `,"content":`...)
-	b = appendContents(b, m.Content)
+	b = appendContents(b, m.Content, tc)
 	b = optString(b, `,"api":`, m.API)
 	b = optString(b, `,"provider":`, m.Provider)
 	b = optString(b, `,"model":`, m.Model)
@@ -264,22 +270,22 @@ func appendMessage(b []byte, m *llm.Message) []byte {
 	return append(b, '}')
 }
 
-func appendContents(b []byte, cs []llm.Content) []byte {
+func appendContents(b []byte, cs []llm.Content, tc *textCache) []byte {
 	b = append(b, '[')
 	for i := range cs {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendContent(b, &cs[i])
+		b = appendContent(b, &cs[i], tc.block(i))
 	}
 	return append(b, ']')
 }
 
-func appendContent(b []byte, c *llm.Content) []byte {
+func appendContent(b []byte, c *llm.Content, ct *cachedText) []byte {
 	b = append(b, `{"type":`...)
 	b = appendString(b, c.Type)
-	b = optString(b, `,"text":`, c.Text)
-	b = optString(b, `,"thinking":`, c.Thinking)
+	b = ct.opt(b, `,"text":`, c.Text)
+	b = ct.opt(b, `,"thinking":`, c.Thinking)
 	b = optString(b, `,"thinkingSignature":`, c.ThinkingSignature)
 	b = optString(b, `,"data":`, c.Data)
 	b = optString(b, `,"mimeType":`, c.MimeType)
@@ -362,6 +368,14 @@ const hex = "0123456789abcdef"
 // where the time of a long message goes.
 func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
+	b = appendEscaped(b, s)
+	return append(b, '"')
+}
+
+// appendEscaped writes s escaped, without the quotes. Escaping a string in
+// two pieces gives the bytes of escaping it whole when the first piece
+// ends with a complete rune (see cachedText).
+func appendEscaped(b []byte, s string) []byte {
 	start := 0
 	i := 0
 	for i < len(s) {
@@ -415,8 +429,7 @@ func appendString(b []byte, s string) []byte {
 		}
 		i += size
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }
 
 // plain8 reports whether the 8 bytes of s are ASCII that needs no escape:

@@ -46,13 +46,38 @@ type Entry struct {
 	ParentID  string // "" for a root
 	Timestamp time.Time
 	// Message is set for "message" entries, as decoded: pi's own roles
-	// (custom, bashExecution…) keep their role here; Raw has their fields.
+	// (custom, bashExecution…) keep their role here, and their own fields
+	// go into Loaded.Messages as pi words them.
 	Message *llm.Message
 	Retried bool
 	// Line is the entry's line number in the file, 1-based.
 	Line int
-	// Raw is the line as written.
-	Raw json.RawMessage
+
+	// details is what viewers show of entries other than plain messages
+	// (see Details); nil for those, which are nearly all of a file.
+	details *Details
+}
+
+// Details are the fields viewers show of an entry, read with its line
+// (the line itself is not kept).
+type Details struct {
+	// Summary of a compaction or branch_summary, TokensBefore of a
+	// compaction.
+	Summary      string
+	TokensBefore int
+	// Provider and ModelID of a model_change.
+	Provider, ModelID string
+	// PiMessage is the message as written for pi's own roles
+	// (bashExecution…), whose fields llm.Message has no place for.
+	PiMessage json.RawMessage
+}
+
+// Details returns the entry's details; all empty for a plain message.
+func (e *Entry) Details() Details {
+	if e.details == nil {
+		return Details{}
+	}
+	return *e.details
 }
 
 // knownEntryType reports whether t is an entry type of pi's version 3.
@@ -91,6 +116,7 @@ type entryFields struct {
 	Summary             string   `json:"summary"`
 	FirstKeptEntryID    string   `json:"firstKeptEntryId"`
 	FirstKeptEntryIndex *float64 `json:"firstKeptEntryIndex"` // version 1
+	TokensBefore        int      `json:"tokensBefore"`
 	// model_change
 	Provider string `json:"provider"`
 	ModelID  string `json:"modelId"`
@@ -111,9 +137,10 @@ type readResult struct {
 // journalReader holds the state of one read.
 type journalReader struct {
 	ld      *Loaded
-	fields  []entryFields // beside ld.Entries, what the context needs
-	legacy  bool          // version 1: entries have no ids
-	skipped bool          // a corrupt line was skipped
+	fields  map[int]*entryFields // by index in ld.Entries, what the context needs
+	legacy  bool                 // version 1: entries have no ids
+	skipped bool                 // a corrupt line was skipped
+	scan    scanner              // one for every line: it keeps its buffer and names
 }
 
 func (r *journalReader) warn(line int, format string, args ...any) {
@@ -210,28 +237,19 @@ func (r *journalReader) header(n int, line []byte) error {
 
 // entry decodes one entry line. A bad line is skipped with a warning.
 func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]struct{}) {
-	var f entryFields
-	var typeErr *json.UnmarshalTypeError
-	if err := json.Unmarshal(line, &f); errors.As(err, &typeErr) {
-		// Valid JSON with an odd field (a fork's entry, say): the decoder
-		// filled the other fields, so keep what can be kept.
-		r.warn(n, "%v; rest of the entry kept", err)
-	} else if err != nil {
-		if !complete {
-			r.warn(n, "torn last line skipped (the writer stopped mid-line): %v", err)
-		} else {
-			r.warn(n, "corrupt entry skipped: %v", err)
-		}
+	f, m, fast := r.scan.entry(line)
+	if !fast && !r.decodeSlow(n, line, complete, &f) {
 		r.skipped = true
 		return
 	}
-	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Line: n, Raw: bytes.Clone(line)}
+	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Line: n}
 	if f.ParentID != nil {
 		e.ParentID = *f.ParentID
 	}
 	if t, err := time.Parse(time.RFC3339Nano, f.Timestamp); err == nil {
 		e.Timestamp = t
 	}
+	f.Timestamp = "" // it may share the line's buffer, which the next line reuses
 	if r.legacy {
 		// Version 1 was a plain list: give each entry a stable id from its
 		// line and chain it to the one before, as pi's migration does.
@@ -256,28 +274,80 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 	}
 	switch {
 	case f.Type == "message":
-		var m llm.Message
-		if len(f.Message) == 0 || string(f.Message) == "null" {
-			r.warn(n, "message entry without a message skipped")
-			r.skipped = true
-			return
-		}
-		if err := json.Unmarshal(f.Message, &m); err != nil {
-			r.warn(n, "message entry skipped: %v", err)
-			r.skipped = true
-			return
+		if m == nil {
+			var ok bool
+			if m, ok = r.decodeMessage(n, &f); !ok {
+				r.skipped = true
+				return
+			}
 		}
 		if len(m.Content) == 0 {
 			m.Content = nil // as a message built without content
 		}
-		e.Message = &m
+		e.Message = m
 	case !knownEntryType(f.Type):
 		// Kept in Entries: later entries may chain through it.
 		r.warn(n, "unknown entry type %q left out of the context", f.Type)
 	}
+	// f.Message is left only for pi's own roles (decodeMessage).
+	if f.Summary != "" || f.TokensBefore != 0 || f.Provider != "" || f.ModelID != "" || f.Message != nil {
+		e.details = &Details{Summary: f.Summary, TokensBefore: f.TokensBefore, Provider: f.Provider, ModelID: f.ModelID, PiMessage: f.Message}
+	}
 	ids[e.ID] = struct{}{}
 	r.ld.Entries = append(r.ld.Entries, e)
-	r.fields = append(r.fields, f)
+	if f.Type != "message" || f.Message != nil {
+		// A plain message entry needs nothing beyond its Entry.
+		if r.fields == nil {
+			r.fields = map[int]*entryFields{}
+		}
+		r.fields[len(r.ld.Entries)-1] = &f
+	}
+}
+
+// field returns the fields of entry i that the context needs.
+func (r *journalReader) field(i int) *entryFields {
+	if f := r.fields[i]; f != nil {
+		return f
+	}
+	return &entryFields{}
+}
+
+// decodeSlow decodes an entry line with encoding/json, for the lines
+// decodeEntry leaves to it, and words what is wrong with a bad one. It
+// reports false for a line to skip.
+func (r *journalReader) decodeSlow(n int, line []byte, complete bool, f *entryFields) bool {
+	*f = entryFields{}
+	var typeErr *json.UnmarshalTypeError
+	if err := json.Unmarshal(line, f); errors.As(err, &typeErr) {
+		// Valid JSON with an odd field (a fork's entry, say): the decoder
+		// filled the other fields, so keep what can be kept.
+		r.warn(n, "%v; rest of the entry kept", err)
+	} else if err != nil {
+		if !complete {
+			r.warn(n, "torn last line skipped (the writer stopped mid-line): %v", err)
+		} else {
+			r.warn(n, "corrupt entry skipped: %v", err)
+		}
+		return false
+	}
+	return true
+}
+
+// decodeMessage decodes the message of an entry decodeSlow read.
+func (r *journalReader) decodeMessage(n int, f *entryFields) (*llm.Message, bool) {
+	if len(f.Message) == 0 || string(f.Message) == "null" {
+		r.warn(n, "message entry without a message skipped")
+		return nil, false
+	}
+	m := new(llm.Message)
+	if err := json.Unmarshal(f.Message, m); err != nil {
+		r.warn(n, "message entry skipped: %v", err)
+		return nil, false
+	}
+	if plainRole(m.Role) {
+		f.Message = nil // only pi's own roles need their own fields
+	}
+	return m, true
 }
 
 // context fills Messages, Name and the last model from the entries.
@@ -287,19 +357,26 @@ func (r *journalReader) context() {
 	// getSessionName reads it.
 	for i := range ld.Entries {
 		if ld.Entries[i].Type == "session_info" {
-			if name := strings.TrimSpace(r.fields[i].Name); name != "" {
+			if name := strings.TrimSpace(r.field(i).Name); name != "" {
 				ld.Name = name
 			}
 		}
 	}
 	path := r.chain()
+	// At most one message per entry and the summary: Messages is never
+	// reallocated, so entries can point into it (addContext).
+	if len(path) > 0 {
+		ld.Messages = make([]llm.Message, 0, len(path)+1)
+		ld.IDs = make([]string, 0, len(path)+1)
+	}
 	comp := -1 // position in path of the latest compaction
 	for p, i := range path {
 		switch ld.Entries[i].Type {
 		case "compaction":
 			comp = p
 		case "model_change":
-			ld.LastProvider, ld.LastModel = r.fields[i].Provider, r.fields[i].ModelID
+			f := r.field(i)
+			ld.LastProvider, ld.LastModel = f.Provider, f.ModelID
 		}
 	}
 	if comp < 0 {
@@ -309,7 +386,7 @@ func (r *journalReader) context() {
 		return
 	}
 	ci := path[comp]
-	c := r.fields[ci]
+	c := r.field(ci)
 	r.push(llm.Message{
 		Role:      llm.User,
 		Content:   []llm.Content{llm.Text(SummaryText(c.Summary))},
@@ -372,7 +449,7 @@ func (r *journalReader) push(m llm.Message, id string) {
 
 // addContext appends what entry i contributes to the model's context.
 func (r *journalReader) addContext(i int) {
-	e, f := &r.ld.Entries[i], &r.fields[i]
+	e, f := &r.ld.Entries[i], r.field(i)
 	switch e.Type {
 	case "message":
 		if e.Retried {
@@ -380,6 +457,11 @@ func (r *journalReader) addContext(i int) {
 		}
 		if m, ok := r.contextMessage(e, f); ok {
 			r.push(m, e.ID)
+			if m.Role == e.Message.Role {
+				// Sent as decoded: the entry's message is the context's,
+				// one decoded form instead of two.
+				e.Message = &r.ld.Messages[len(r.ld.Messages)-1]
+			}
 		}
 	case "custom_message":
 		m := llm.Message{Role: llm.User, Timestamp: unixMilli(e.Timestamp)}

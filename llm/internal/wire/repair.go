@@ -34,13 +34,16 @@ const NoResult = "No result: the tool was started, but its result was lost when 
 // if not nil, maps tool-call ids before results are matched to calls, for
 // an API that rewrites ids: two ids it maps alike are the same call.
 //
-// msgs is not modified; the messages in the result are copies.
+// msgs is not modified. When nothing needs mending (the usual case) the
+// result is msgs itself, so that a long conversation is not copied for
+// every request; callers only read it.
 func Repair(msgs []llm.Message, keep func(*llm.Message) bool, id func(string) string) []llm.Message {
-	out := make([]llm.Message, 0, len(msgs))
+	var r repairer
+	r.in = msgs
 	var open []llm.Content // the last answer's calls still without a result
 	settle := func() {
 		for _, c := range open {
-			out = append(out, llm.Message{Role: llm.ToolResult, ToolCallID: c.ID, ToolName: c.Name, IsError: true,
+			r.add(llm.Message{Role: llm.ToolResult, ToolCallID: c.ID, ToolName: c.Name, IsError: true,
 				Content: []llm.Content{llm.Text(NoResult)}})
 		}
 		open = open[:0]
@@ -51,22 +54,70 @@ func Repair(msgs []llm.Message, keep func(*llm.Message) bool, id func(string) st
 		case m.Role == llm.ToolResult:
 			if k := slices.IndexFunc(open, func(c llm.Content) bool { return sameCall(id, c.ID, m.ToolCallID) }); k >= 0 {
 				open = slices.Delete(open, k, k+1)
-				out = append(out, *m)
+				r.keep(i)
+			} else {
+				r.drop()
 			}
 			continue
-		case m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted):
-			continue
-		case keep != nil && !keep(m):
+		case m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted),
+			keep != nil && !keep(m):
+			r.drop()
 			continue
 		}
 		settle()
-		out = append(out, *m)
+		r.keep(i)
 		if m.Role == llm.Assistant {
-			open = append(open, m.ToolCalls()...)
+			for _, c := range m.Content {
+				if c.Type == llm.ToolCallType {
+					open = append(open, c)
+				}
+			}
 		}
 	}
 	settle()
-	return out
+	return r.result()
+}
+
+// repairer builds Repair's result, copying only once it differs from the
+// input: until then the result is in[:n].
+type repairer struct {
+	in     []llm.Message
+	n      int           // in[:n] is the result so far, while out is nil
+	out    []llm.Message // the result, once it differs
+	copied bool
+}
+
+// keep adds in[i], which comes next in the input.
+func (r *repairer) keep(i int) {
+	if !r.copied && r.n == i {
+		r.n++
+		return
+	}
+	r.fork()
+	r.out = append(r.out, r.in[i])
+}
+
+// drop leaves the next message of the input out.
+func (r *repairer) drop() { r.fork() }
+
+// add adds a message the input does not have.
+func (r *repairer) add(m llm.Message) {
+	r.fork()
+	r.out = append(r.out, m)
+}
+
+func (r *repairer) fork() {
+	if !r.copied {
+		r.copied = true
+		r.out = append(make([]llm.Message, 0, len(r.in)+1), r.in[:r.n]...)
+	}
+}
+
+func (r *repairer) result() []llm.Message {
+	if !r.copied {
+		return r.in[:r.n]
+	}
+	return r.out
 }
 
 func sameCall(id func(string) string, call, result string) bool {

@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // budgets are the thinking budgets, in tokens, of rally's reasoning levels.
 var budgets = map[string]int{"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
@@ -14,8 +17,8 @@ func ThinkingBudget(level string) int { return budgets[level] }
 // tool call's arguments only as an object, and a call that was cut short
 // or came from another provider may hold anything.
 func Object(args json.RawMessage) json.RawMessage {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(args, &obj) != nil || obj == nil {
+	// Checked, not decoded: every request carries every call again.
+	if t := bytes.TrimLeft(args, " \t\r\n"); len(t) == 0 || t[0] != '{' || !json.Valid(args) {
 		return json.RawMessage("{}")
 	}
 	return args

@@ -10,14 +10,13 @@
 package wire
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/rally-agent/rally/llm"
@@ -55,12 +54,15 @@ func (e timeoutError) Temporary() bool { return true }
 type Response struct {
 	*http.Response
 	cancel context.CancelCauseFunc
+	body   *requestBody
+	once   sync.Once
 }
 
-// Close releases the response and its context.
+// Close releases the response, its context and the request's body.
 func (r *Response) Close() error {
 	err := r.Body.Close()
 	r.cancel(context.Canceled)
+	r.once.Do(r.body.release)
 	return err
 }
 
@@ -68,16 +70,22 @@ func (r *Response) Close() error {
 // non-2xx response is read, closed and returned as an error made by
 // apiErr. The request carries x-rally-attempt when attempt > 0.
 func Post(ctx context.Context, o *llm.ClientOptions, url string, header http.Header, body any, attempt int, apiErr func(status int, h http.Header, body []byte) error) (*Response, error) {
-	payload, err := json.Marshal(body)
+	payload, err := encodeBody(body)
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 	if err != nil {
 		cancel(nil)
+		payload.release()
 		return nil, fmt.Errorf("build request: %w", err)
 	}
+	// The body straight from the pooled buffer; GetBody lets the
+	// transport send it again on a fresh connection, as it does for a
+	// bytes.Reader.
+	req.Body, req.ContentLength = payload.reader(), payload.len()
+	req.GetBody = func() (io.ReadCloser, error) { return payload.reader(), nil }
 	for k, v := range header {
 		req.Header[k] = v
 	}
@@ -95,6 +103,7 @@ func Post(ctx context.Context, o *llm.ClientOptions, url string, header http.Hea
 	resp, err := client.Do(req)
 	firstByte.Stop()
 	if err != nil {
+		payload.release() // the transport closes its readers
 		cause := context.Cause(ctx)
 		cancel(nil)
 		if errors.Is(cause, ErrFirstByteTimeout) {
@@ -106,10 +115,11 @@ func Post(ctx context.Context, o *llm.ClientOptions, url string, header http.Hea
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		resp.Body.Close()
 		cancel(nil)
+		payload.release()
 		return nil, apiErr(resp.StatusCode, resp.Header, b)
 	}
 	resp.Body = newIdleBody(ctx, resp.Body, idle, cancel)
-	return &Response{Response: resp, cancel: cancel}, nil
+	return &Response{Response: resp, cancel: cancel, body: payload}, nil
 }
 
 // idleBody cancels the request when no Read returns data for a while, and

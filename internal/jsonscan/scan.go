@@ -1,17 +1,28 @@
-package openai
+// Package jsonscan is a small validating JSON reader for the hot paths
+// where encoding/json's reflection costs more than the work: the deltas of
+// a provider's stream. A fast decoder built on it reads the few fields it
+// needs and skips the rest in one pass; whenever the input is not exactly
+// what it handles, the decoder gives up and its caller decodes the value
+// with encoding/json, which then gives the same result or the same error
+// it always would. Differential fuzz tests hold each decoder to that.
+package jsonscan
 
 import (
+	"bytes"
+	"strconv"
 	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
-// scan is a small validating JSON reader for the hot path: the text,
+// Scanner is a small validating JSON reader for the hot path: the text,
 // reasoning and tool-argument deltas that make up nearly every event of a
 // stream. encoding/json takes about 5 µs for one OpenAI chunk on a small
 // machine, mostly in reflection and a second validation pass over fields
 // the parser does not need; scan reads the few fields it needs and skips
-// the rest in one pass, at a tenth of that.
+// the rest in one pass, at a tenth of that. The zero Scanner reads
+// nothing; New starts one on a value.
 //
 // It never guesses: whenever input is not exactly what it handles (a
 // malformed or unusual token, a key that is escaped, not lowercase ASCII or
@@ -19,16 +30,19 @@ import (
 // failure and the caller decodes the event with encoding/json, which then
 // gives the same result or the same error it always would. A differential
 // fuzz test holds the two to the same answers.
-type scan struct {
+type Scanner struct {
 	b []byte
 	i int
 }
+
+// New returns a Scanner at the start of b.
+func New(b []byte) Scanner { return Scanner{b: b} }
 
 // maxDepth bounds nesting in skipped values; deeper input goes to
 // encoding/json.
 const maxDepth = 64
 
-func (s *scan) ws() {
+func (s *Scanner) ws() {
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -39,8 +53,8 @@ func (s *scan) ws() {
 	}
 }
 
-// peek returns the next byte after white space, or 0 at the end.
-func (s *scan) peek() byte {
+// Peek returns the next byte after white space, or 0 at the end.
+func (s *Scanner) Peek() byte {
 	s.ws()
 	if s.i < len(s.b) {
 		return s.b[s.i]
@@ -48,24 +62,24 @@ func (s *scan) peek() byte {
 	return 0
 }
 
-// eat consumes c if it comes next.
-func (s *scan) eat(c byte) bool {
-	if s.peek() == c {
+// Eat consumes c if it comes next.
+func (s *Scanner) Eat(c byte) bool {
+	if s.Peek() == c {
 		s.i++
 		return true
 	}
 	return false
 }
 
-// null consumes a null literal if one comes next.
-func (s *scan) null() bool {
-	if s.peek() == 'n' && s.lit("null") {
+// Null consumes a null literal if one comes next.
+func (s *Scanner) Null() bool {
+	if s.Peek() == 'n' && s.lit("null") {
 		return true
 	}
 	return false
 }
 
-func (s *scan) lit(l string) bool {
+func (s *Scanner) lit(l string) bool {
 	if len(s.b)-s.i >= len(l) && string(s.b[s.i:s.i+len(l)]) == l {
 		s.i += len(l)
 		return true
@@ -73,10 +87,11 @@ func (s *scan) lit(l string) bool {
 	return false
 }
 
-// str reads a string token and returns what is between its quotes and
-// whether it has escapes.
-func (s *scan) str() (raw []byte, esc, ok bool) {
-	if s.peek() != '"' {
+// Str reads a string token and returns what is between its quotes and
+// whether it has escapes (Unquote decodes them). raw is the input's own
+// bytes.
+func (s *Scanner) Str() (raw []byte, esc, ok bool) {
+	if s.Peek() != '"' {
 		return nil, false, false
 	}
 	start := s.i + 1
@@ -108,19 +123,19 @@ func (s *scan) str() (raw []byte, esc, ok bool) {
 	return nil, false, false
 }
 
-// text reads a string or null as Go text, the way encoding/json does.
-func (s *scan) text(dst *string) bool {
-	if s.null() {
+// Text reads a string or null as Go text, the way encoding/json does.
+func (s *Scanner) Text(dst *string) bool {
+	if s.Null() {
 		return true
 	}
-	raw, esc, ok := s.str()
+	raw, esc, ok := s.Str()
 	if !ok {
 		return false
 	}
 	if !esc && utf8.Valid(raw) {
 		*dst = string(raw)
 	} else {
-		*dst = unquote(raw)
+		*dst = Unquote(raw)
 	}
 	return true
 }
@@ -128,8 +143,8 @@ func (s *scan) text(dst *string) bool {
 // key reads an object key that the fast decoders may compare exactly:
 // unescaped lowercase ASCII, digits and underscores (encoding/json matches
 // keys case-insensitively, so anything else goes to it).
-func (s *scan) key() ([]byte, bool) {
-	raw, esc, ok := s.str()
+func (s *Scanner) key() ([]byte, bool) {
+	raw, esc, ok := s.Str()
 	if !ok || esc {
 		return nil, false
 	}
@@ -138,13 +153,13 @@ func (s *scan) key() ([]byte, bool) {
 			return nil, false
 		}
 	}
-	return raw, s.eat(':')
+	return raw, s.Eat(':')
 }
 
-// int reads an integer or null (0). Fractions, exponents and very long
+// Int reads an integer or null (0). Fractions, exponents and very long
 // numbers are left to encoding/json.
-func (s *scan) int(dst *int) bool {
-	if s.null() {
+func (s *Scanner) Int(dst *int) bool {
+	if s.Null() {
 		return true
 	}
 	s.ws()
@@ -172,39 +187,39 @@ func (s *scan) int(dst *int) bool {
 	return true
 }
 
-// skip consumes any one value, validating it.
-func (s *scan) skip(depth int) bool {
+// Skip consumes any one value, validating it.
+func (s *Scanner) Skip(depth int) bool {
 	if depth > maxDepth {
 		return false
 	}
-	switch c := s.peek(); c {
+	switch c := s.Peek(); c {
 	case '"':
-		_, _, ok := s.str()
+		_, _, ok := s.Str()
 		return ok
 	case '{':
 		s.i++
-		if s.eat('}') {
+		if s.Eat('}') {
 			return true
 		}
 		for {
-			if _, _, ok := s.str(); !ok || !s.eat(':') || !s.skip(depth+1) {
+			if _, _, ok := s.Str(); !ok || !s.Eat(':') || !s.Skip(depth+1) {
 				return false
 			}
-			if !s.eat(',') {
-				return s.eat('}')
+			if !s.Eat(',') {
+				return s.Eat('}')
 			}
 		}
 	case '[':
 		s.i++
-		if s.eat(']') {
+		if s.Eat(']') {
 			return true
 		}
 		for {
-			if !s.skip(depth + 1) {
+			if !s.Skip(depth + 1) {
 				return false
 			}
-			if !s.eat(',') {
-				return s.eat(']')
+			if !s.Eat(',') {
+				return s.Eat(']')
 			}
 		}
 	case 't':
@@ -222,7 +237,7 @@ func (s *scan) skip(depth int) bool {
 }
 
 // number consumes a number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func (s *scan) number() bool {
+func (s *Scanner) number() bool {
 	b, j := s.b, s.i
 	if j < len(b) && b[j] == '-' {
 		j++
@@ -265,19 +280,19 @@ func digits(b []byte, j int) int {
 	return j
 }
 
-// end reports whether only white space is left.
-func (s *scan) end() bool {
+// End reports whether only white space is left.
+func (s *Scanner) End() bool {
 	s.ws()
 	return s.i == len(s.b)
 }
 
-// fields reads an object, calling field for each key with the scanner at
+// Fields reads an object, calling field for each key with the scanner at
 // its value; field consumes the value and reports success.
-func (s *scan) fields(field func(key []byte) bool) bool {
-	if !s.eat('{') {
+func (s *Scanner) Fields(field func(key []byte) bool) bool {
+	if !s.Eat('{') {
 		return false
 	}
-	if s.eat('}') {
+	if s.Eat('}') {
 		return true
 	}
 	for {
@@ -285,16 +300,128 @@ func (s *scan) fields(field func(key []byte) bool) bool {
 		if !ok || !field(k) {
 			return false
 		}
-		if !s.eat(',') {
-			return s.eat('}')
+		if !s.Eat(',') {
+			return s.Eat('}')
 		}
 	}
 }
 
-// once marks field bit as seen and reports whether it was new. A known key
+// FieldsFold reads an object whose keys may be in any case, as
+// encoding/json matches them: field is called for each key of known,
+// exactly as spelled there; other keys are skipped. A key that matches one
+// of known only when case is ignored fails (encoding/json would take it).
+func (s *Scanner) FieldsFold(known []string, field func(key string) bool) bool {
+	if !s.Eat('{') {
+		return false
+	}
+	if s.Eat('}') {
+		return true
+	}
+	for {
+		raw, esc, ok := s.Str()
+		if !ok || esc || !s.Eat(':') {
+			return false
+		}
+		k, match := "", false
+		for _, w := range known {
+			if string(raw) == w {
+				k, match = w, true
+				break
+			}
+			if bytes.EqualFold(raw, []byte(w)) {
+				return false
+			}
+		}
+		if match && !field(k) || !match && !s.Skip(0) {
+			return false
+		}
+		if !s.Eat(',') {
+			return s.Eat('}')
+		}
+	}
+}
+
+// Float reads a number, or null (left as it is).
+func (s *Scanner) Float(dst *float64) bool {
+	if s.Null() {
+		return true
+	}
+	s.ws()
+	start := s.i
+	if !s.number() {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
+	if err != nil {
+		return false // out of range: encoding/json refuses it too
+	}
+	*dst = f
+	return true
+}
+
+// Raw reads any value and returns a copy of its bytes, as a
+// json.RawMessage field holds it.
+func (s *Scanner) Raw() ([]byte, bool) {
+	s.ws()
+	start := s.i
+	if !s.Skip(0) {
+		return nil, false
+	}
+	return append([]byte(nil), s.b[start:s.i]...), true
+}
+
+// Bool reads a boolean, or null (left as it is).
+func (s *Scanner) Bool(dst *bool) bool {
+	switch {
+	case s.Null():
+		return true
+	case s.lit("true"):
+		*dst = true
+		return true
+	case s.lit("false"):
+		*dst = false
+		return true
+	}
+	return false
+}
+
+// Array reads a JSON array into *dst, each element by elem, or null as a
+// nil slice, as encoding/json does. elem reads one element at the
+// scanner's position: a method value bound to the scanner (s.choice), as a
+// method expression taking the scanner as an argument would make it escape
+// to the heap, one more allocation per event.
+func Array[T any](s *Scanner, dst *[]T, elem func(*T) bool) bool {
+	if s.Null() {
+		*dst = nil
+		return true
+	}
+	if !s.Eat('[') {
+		return false
+	}
+	out := make([]T, 0, 1)
+	if !s.Eat(']') {
+		for {
+			var zero T
+			out = append(out, zero)
+			if !elem(&out[len(out)-1]) {
+				return false
+			}
+			if !s.Eat(',') {
+				break
+			}
+		}
+		if !s.Eat(']') {
+			return false
+		}
+	}
+	*dst = out
+	return true
+}
+
+// Once marks field bit as seen and reports whether it was new. A known key
 // seen twice sends the event to encoding/json, which merges repeated keys
 // in ways not worth copying.
-func once(seen *uint32, bit uint32) bool {
+func Once(seen *uint32, bit uint32) bool {
 	if *seen&bit != 0 {
 		return false
 	}
@@ -321,12 +448,21 @@ func hex4(b []byte) rune {
 	return r
 }
 
-// unquote decodes a string's escapes (already validated by str) exactly as
+// Unquote decodes a string's escapes (already validated by Str) exactly as
 // encoding/json does: a lone or broken surrogate and each invalid UTF-8
 // byte become U+FFFD.
-func unquote(raw []byte) string {
+func Unquote(raw []byte) string {
 	out := make([]byte, 0, len(raw))
 	for i := 0; i < len(raw); {
+		// Plain ASCII in runs: most of a text is between its escapes.
+		j := i
+		for j < len(raw) && raw[j] != '\\' && raw[j] < utf8.RuneSelf {
+			j++
+		}
+		out = append(out, raw[i:j]...)
+		if i = j; i == len(raw) {
+			break
+		}
 		c := raw[i]
 		switch {
 		case c == '\\':
@@ -375,5 +511,6 @@ func unquote(raw []byte) string {
 			i += size
 		}
 	}
-	return string(out)
+	// out is never written again: share it instead of copying.
+	return unsafe.String(unsafe.SliceData(out), len(out))
 }

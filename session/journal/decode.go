@@ -1,0 +1,253 @@
+package journal
+
+import (
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/rally-agent/rally/internal/jsonscan"
+	"github.com/rally-agent/rally/llm"
+)
+
+// scanner reads entry lines in a single pass (jsonscan), for the lines
+// rally and pi write. It gives up on anything it does not decode exactly
+// as encoding/json would (a key in another case, a legacy field, a pi
+// role whose own fields the context needs, bad JSON); the caller then
+// decodes the line with encoding/json, which also words the warning. One
+// scanner reads a whole file.
+type scanner struct {
+	jsonscan.Scanner
+	// names holds the values that repeat on every line (roles, types,
+	// model names), so a long file keeps one copy of each.
+	names map[string]string
+}
+
+// The keys encoding/json would match, in any case, for an entry, a
+// message, a content block, usage and cost. An entry's legacy
+// firstKeptEntryIndex, a compaction's tokensBefore and a custom_message's
+// content are left to it.
+var (
+	entryKeys   = []string{"type", "id", "parentId", "timestamp", "message", "retried", "summary", "firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore", "provider", "modelId", "name", "content"}
+	messageKeys = []string{"role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "toolCallId", "toolName", "isError", "timestamp"}
+	blockKeys   = []string{"type", "text", "thinking", "thinkingSignature", "data", "mimeType", "id", "name", "arguments", "thoughtSignature"}
+	usageKeys   = []string{"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"}
+	costKeys    = []string{"input", "output", "cacheRead", "cacheWrite", "total"}
+)
+
+// entry reads an entry line: its fields and, for a message entry, the
+// message; ok is false when the line needs encoding/json. f.Timestamp
+// shares the line's bytes: it is only to be parsed.
+func (s *scanner) entry(line []byte) (f entryFields, m *llm.Message, ok bool) {
+	s.Scanner = jsonscan.New(line)
+	ok = s.FieldsFold(entryKeys, func(k string) bool {
+		switch k {
+		case "type":
+			return s.name(&f.Type)
+		case "id":
+			return s.Text(&f.ID)
+		case "parentId":
+			f.ParentID = nil
+			if s.Null() {
+				return true
+			}
+			f.ParentID = new(string)
+			return s.Text(f.ParentID)
+		case "timestamp":
+			return s.view(&f.Timestamp)
+		case "message":
+			if s.Peek() != '{' {
+				return false
+			}
+			m = new(llm.Message)
+			return s.message(m)
+		case "retried":
+			return s.Bool(&f.Retried)
+		case "summary":
+			return s.Text(&f.Summary)
+		case "firstKeptEntryId":
+			return s.Text(&f.FirstKeptEntryID)
+		case "provider":
+			return s.name(&f.Provider)
+		case "modelId":
+			return s.name(&f.ModelID)
+		case "name":
+			return s.Text(&f.Name)
+		}
+		return false
+	}) && s.End()
+	if !ok || m != nil && !plainRole(m.Role) {
+		return entryFields{}, nil, false
+	}
+	return f, m, true
+}
+
+// plainRole reports whether a message of role r is all llm.Message holds:
+// pi's own roles are read by encoding/json and keep their line's message
+// (Entry.PiMessage), for the fields of their own that the context
+// (contextMessage) and viewers need.
+func plainRole(r llm.Role) bool {
+	switch r {
+	case llm.User, llm.Assistant, llm.ToolResult:
+		return true
+	}
+	return false
+}
+
+// message reads a message as llm.Message.UnmarshalJSON does.
+func (s *scanner) message(m *llm.Message) bool {
+	return s.FieldsFold(messageKeys, func(k string) bool {
+		switch k {
+		case "role":
+			return s.name((*string)(&m.Role))
+		case "content":
+			m.Content = nil
+			switch s.Peek() {
+			case '"':
+				var t string
+				ok := s.Text(&t)
+				m.Content = []llm.Content{llm.Text(t)}
+				return ok
+			case '[':
+				return jsonscan.Array(&s.Scanner, &m.Content, s.block)
+			}
+			return s.Null()
+		case "api":
+			return s.name(&m.API)
+		case "provider":
+			return s.name(&m.Provider)
+		case "model":
+			return s.name(&m.Model)
+		case "usage":
+			if s.Null() {
+				m.Usage = nil
+				return true
+			}
+			if m.Usage == nil {
+				m.Usage = new(llm.Usage)
+			}
+			return s.usage(m.Usage)
+		case "stopReason":
+			return s.name((*string)(&m.StopReason))
+		case "errorMessage":
+			return s.Text(&m.ErrorMessage)
+		case "toolCallId":
+			return s.Text(&m.ToolCallID)
+		case "toolName":
+			return s.name(&m.ToolName)
+		case "isError":
+			return s.Bool(&m.IsError)
+		}
+		ts := int(m.Timestamp)
+		ok := s.Int(&ts)
+		m.Timestamp = int64(ts)
+		return ok
+	})
+}
+
+func (s *scanner) block(c *llm.Content) bool {
+	return s.FieldsFold(blockKeys, func(k string) bool {
+		switch k {
+		case "type":
+			return s.name(&c.Type)
+		case "text":
+			return s.Text(&c.Text)
+		case "thinking":
+			return s.Text(&c.Thinking)
+		case "thinkingSignature":
+			return s.Text(&c.ThinkingSignature)
+		case "data":
+			return s.Text(&c.Data)
+		case "mimeType":
+			return s.name(&c.MimeType)
+		case "id":
+			return s.Text(&c.ID)
+		case "name":
+			return s.name(&c.Name)
+		case "arguments":
+			raw, ok := s.Raw()
+			c.Arguments = raw
+			return ok
+		}
+		return s.Text(&c.ThoughtSignature)
+	})
+}
+
+func (s *scanner) usage(u *llm.Usage) bool {
+	return s.FieldsFold(usageKeys, func(k string) bool {
+		switch k {
+		case "input":
+			return s.Int(&u.Input)
+		case "output":
+			return s.Int(&u.Output)
+		case "cacheRead":
+			return s.Int(&u.CacheRead)
+		case "cacheWrite":
+			return s.Int(&u.CacheWrite)
+		case "totalTokens":
+			return s.Int(&u.TotalTokens)
+		}
+		c := &u.Cost
+		return s.Null() || s.FieldsFold(costKeys, func(k string) bool {
+			switch k {
+			case "input":
+				return s.Float(&c.Input)
+			case "output":
+				return s.Float(&c.Output)
+			case "cacheRead":
+				return s.Float(&c.CacheRead)
+			case "cacheWrite":
+				return s.Float(&c.CacheWrite)
+			}
+			return s.Float(&c.Total)
+		})
+	})
+}
+
+// name reads a string (or null) that many lines repeat, interned.
+func (s *scanner) name(dst *string) bool {
+	if s.Null() {
+		return true
+	}
+	raw, esc, ok := s.Str()
+	switch {
+	case !ok:
+		return false
+	case esc || len(raw) > 64 || !utf8.Valid(raw):
+		*dst = jsonscan.Unquote(raw)
+		return true
+	}
+	if v, ok := s.names[unsafeString(raw)]; ok {
+		*dst = v
+		return true
+	}
+	v := string(raw)
+	if s.names == nil {
+		s.names = map[string]string{}
+	}
+	if len(s.names) < 1024 {
+		s.names[v] = v
+	}
+	*dst = v
+	return true
+}
+
+// view reads a string (or null) without copying it: valid only until the
+// line's buffer is reused. An escaped string is decoded into a copy.
+func (s *scanner) view(dst *string) bool {
+	if s.Null() {
+		return true
+	}
+	raw, esc, ok := s.Str()
+	switch {
+	case !ok:
+		return false
+	case esc || !utf8.Valid(raw):
+		*dst = jsonscan.Unquote(raw)
+	default:
+		*dst = unsafeString(raw)
+	}
+	return true
+}
+
+// unsafeString is b as a string without a copy, for values that are
+// looked up or parsed and never kept.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
