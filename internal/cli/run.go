@@ -14,6 +14,7 @@ import (
 
 	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/fleet"
+	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
@@ -391,6 +392,11 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config,
 			return err
 		}
 	}
+	// Keys typed into a prompt or echoed in an answer never reach the
+	// file (the model's context keeps the text as typed): the keys the
+	// tools' output is redacted of, and key-shaped tokens.
+	_, keys := runSecrets(home, e.st, os.Environ())
+	j.SetRedact(func(s string) string { return redact.Secrets(s, keys...) })
 	cfg.Store = j
 	e.journal = j
 	e.closers = append(e.closers, func() { j.Close() })
