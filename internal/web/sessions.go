@@ -210,6 +210,7 @@ func firstLine(bs []block) string {
 // stay the same.
 type summaries struct {
 	dir   string
+	keys  []string // hidden in what is shown (loadSession)
 	mu    sync.Mutex
 	cache map[string]cached
 }
@@ -219,8 +220,8 @@ type cached struct {
 	info sessionInfo
 }
 
-func newSummaries(dir string) *summaries {
-	return &summaries{dir: dir, cache: map[string]cached{}}
+func newSummaries(dir string, keys []string) *summaries {
+	return &summaries{dir: dir, keys: keys, cache: map[string]cached{}}
 }
 
 // list returns the sessions from index from (newest first) up to but not
@@ -286,7 +287,7 @@ func (s *summaries) list(ctx context.Context, from, to int) ([]sessionInfo, int,
 }
 
 func (s *summaries) read(f sessionFile) sessionInfo {
-	v, err := loadSession(s.dir, f.Name)
+	v, err := loadSession(s.dir, f.Name, s.keys)
 	if err != nil {
 		return sessionInfo{Name: f.Name, Err: err.Error()}
 	}
