@@ -331,3 +331,46 @@ func TestSessionPageRedactsKeys(t *testing.T) {
 		t.Errorf("%d [redacted] on the session page, want at least 6", strings.Count(page, "[redacted]"))
 	}
 }
+
+// TestSessionHeaderCounts: the header counts the model calls and says how
+// the failed ones ended, so it agrees with the timeline's red bars (it
+// used to say "1 retried call(s) · 0 failed" beside a red bar).
+func TestSessionHeaderCounts(t *testing.T) {
+	e := newEnv(t)
+	lede := regexp.MustCompile(`<p class="lede">(.*?)</p>`)
+	cases := []struct {
+		name  string
+		build func(j *fixture)
+		want  string
+	}{
+		{"one retried failure", func(j *fixture) {
+			j.user(j.at(0), "hi")
+			j.call(j.at(10), j.at(500), "", "503 overloaded", true)
+			j.call(j.at(2500), j.at(3000), "Hello.", "", false)
+		}, "2 messages · 2 model calls · 1 failed and retried · last model"},
+		{"a final failure", func(j *fixture) {
+			j.user(j.at(0), "hi")
+			j.call(j.at(10), j.at(500), "", "503 overloaded", true)
+			j.call(j.at(2500), j.at(3000), "", "503 overloaded", false)
+		}, "2 messages · 2 model calls · 1 failed and retried · 1 failed, not retried · last model"},
+		{"no failure", func(j *fixture) {
+			j.user(j.at(0), "hi")
+			j.call(j.at(10), j.at(500), "Hello.", "", false)
+		}, "2 messages · 1 model call · none failed · last model"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			j := newFixture(fmt.Sprintf("5555555%d-5555-4555-8555-555555555555", i))
+			c.build(j)
+			name := j.write(t, e.sessions)
+			_, page := e.get(t, "/sessions/"+name)
+			m := lede.FindStringSubmatch(page)
+			if m == nil || !strings.Contains(m[1], c.want) {
+				t.Fatalf("header %q, want it to hold %q", m, c.want)
+			}
+			if bars := strings.Count(page, `<rect class="call failed"`); bars != strings.Count(c.want, "failed")-strings.Count(c.want, "none failed") {
+				t.Errorf("%d red bars for the header %q", bars, c.want)
+			}
+		})
+	}
+}
