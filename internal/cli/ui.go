@@ -19,6 +19,10 @@ import (
 // runUI is plain `rally` (and `rally "first prompt"`): the terminal UI on
 // the same settings, flags and sessions as print mode.
 func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
+	// bubbletea would fail later with a raw TTY error.
+	if !isTerminal(s.in) || !isTerminal(s.out) {
+		return &exitError{2, errNoTerminal}
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	// Warnings are printed once, by newRunEnv below.

@@ -114,3 +114,31 @@ func TestUISessions(t *testing.T) {
 		t.Fatalf("no directory: %v %v", got, err)
 	}
 }
+
+// TestUINoTerminal: plain rally without a terminal (rally </dev/null, a
+// script) says what to do instead and exits 2; it used to exit 1 with
+// bubbletea's raw TTY error. /dev/null is a character device, which is
+// not a terminal.
+func TestUINoTerminal(t *testing.T) {
+	isolate(t)
+	const want = `rally: no terminal for the interactive UI; use rally -p "prompt", or pipe a prompt on stdin: echo "prompt" | rally` + "\n"
+	for _, args := range [][]string{nil, {"a quoted first prompt"}} {
+		t.Run(strings.Join(append([]string{"rally"}, args...), " "), func(t *testing.T) {
+			null, err := os.Open(os.DevNull)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer null.Close()
+			var out, errb bytes.Buffer
+			code := execute(streams{in: null, out: &out, err: &errb}, append([]string{"--no-session"}, args...))
+			if code != 2 || errb.String() != want || out.Len() != 0 {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 2 and %q", code, out.String(), errb.String(), want)
+			}
+		})
+	}
+	// A prompt on stdin still runs without a terminal.
+	out, errOut, code := run(t, "What does rally do?", "--no-session")
+	if code != 0 || !strings.Contains(out, "survive provider failures") {
+		t.Fatalf("piped prompt: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
