@@ -2,12 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rally-agent/rally/internal/tui"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session/journal"
@@ -140,5 +144,31 @@ func TestUINoTerminal(t *testing.T) {
 	out, errOut, code := run(t, "What does rally do?", "--no-session")
 	if code != 0 || !strings.Contains(out, "survive provider failures") {
 		t.Fatalf("piped prompt: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestUINotices: under the UI, a line written to the run's stderr becomes
+// a UI notice (kept for a UI that has not started yet) and a log record;
+// a fleet wait is for the status line; once the UI has ended, lines go to
+// the real stderr.
+func TestUINotices(t *testing.T) {
+	var logs, after bytes.Buffer
+	alerts := &tui.Alerts{}
+	u := &uiNotices{alerts: alerts, log: slog.New(slog.NewJSONHandler(&logs, nil)), after: &after}
+	fmt.Fprintf(u, "rally: every credential of acme is blocked by a usage limit (see rally auth list); using fallback openai/gpt-4.1\nrally: half ")
+	fmt.Fprintf(u, "a line\n")
+	var _ waitShower = u
+	got := alerts.Drain()
+	want := []string{"every credential of acme is blocked by a usage limit (see rally auth list); using fallback openai/gpt-4.1", "half a line"}
+	if !slices.Equal(got, want) || after.Len() != 0 {
+		t.Fatalf("notices %q, stderr %q; want %q and nothing", got, after.String(), want)
+	}
+	if !strings.Contains(logs.String(), `"msg":"ui notice","text":"half a line"`) {
+		t.Errorf("log %s", logs.String())
+	}
+	fmt.Fprintln(u, "rally: after the UI")
+	u.showWait("fleet: waiting 2s", 2*time.Second)
+	if after.String() != "rally: after the UI\nrally: fleet: waiting 2s\n" {
+		t.Errorf("stderr after the UI ended %q", after.String())
 	}
 }
