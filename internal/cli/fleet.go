@@ -94,8 +94,12 @@ func (a authRun) gate(p llm.Provider, provider string, m llm.Model, key string) 
 		MaxWait:  a.st.RetryPolicy(provider).MaxDelay,
 		OnWait: func(w fleet.Wait) {
 			// The status line of print and rpc modes alike: stderr never
-			// carries the protocol.
-			fmt.Fprintln(a.stderr, "rally:", w.String())
+			// carries the protocol. The terminal UI has a status line.
+			if ws, ok := a.stderr.(waitShower); ok {
+				ws.showWait(w.String(), w.Delay)
+			} else {
+				fmt.Fprintln(a.stderr, "rally:", w.String())
+			}
 			a.log.Info("fleet: waiting", "reason", w.Reason, "provider", w.Provider, "model", w.Model,
 				"key", w.Fingerprint, "delayMs", w.Delay.Milliseconds(), "status", w.Status)
 		},

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -185,5 +186,49 @@ func TestREADMEHooks(t *testing.T) {
 		if d, _ := strconv.Atoi(f[len(f)-1]); d < 100 {
 			t.Errorf("row %q: a prompt with a 100ms retry wait took %d ms", row, d)
 		}
+	}
+}
+
+// TestREADMEHooksWithoutNotifySend checks what the README says happens
+// without notify-send: the hook fails with exit status 127, rally hooks
+// test says so and exits 1, and a real run names the hook once on stderr.
+func TestREADMEHooksWithoutNotifySend(t *testing.T) {
+	sec := readmeSection(t, "Hooks")
+	for _, claim := range []string{"`libnotify-bin`", "exit status 127", "exits 1", "names the failing hook once on stderr"} {
+		if !strings.Contains(strings.Join(strings.Fields(sec), " "), claim) {
+			t.Errorf("the README does not say %q", claim)
+		}
+	}
+	script, err := os.ReadFile(filepath.Join("..", "..", "examples", "hooks", "notify-failed-retry.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	isolate(t)
+	os.MkdirAll("examples/hooks", 0o755)
+	os.WriteFile("examples/hooks/notify-failed-retry.sh", script, 0o755)
+	os.MkdirAll(".rally", 0o755)
+	os.WriteFile(".rally/settings.json", []byte(`{"retry": {"maxRetries": 1, "baseDelayMs": 100},
+  "hooks": [{"on": ["auto_retry_end"], "command": ["examples/hooks/notify-failed-retry.sh"]}]}`), 0o644)
+	// A PATH with what the script needs but notify-send.
+	bin := t.TempDir()
+	for _, tool := range []string{"sh", "cat", "sed"} {
+		p, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(p, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
+
+	out, errOut, code := run(t, "", "hooks", "test", "auto_retry_end")
+	if code != 1 || !strings.Contains(out, "failed: exit status 127") || !strings.Contains(out, "notify-send: not found") {
+		t.Errorf("hooks test: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	_, errOut, code = run(t, "", "--no-session", "--preset", "overloaded", "-p", "What does rally do?")
+	hook := "rally: hook hooks[0] (examples/hooks/notify-failed-retry.sh) on auto_retry_end: exit status 127\n"
+	if code != 1 || strings.Count(errOut, hook) != 1 || !strings.Contains(errOut, "rally: retry failed after 1 attempts") {
+		t.Errorf("the run: exit %d, stderr\n%s", code, errOut)
 	}
 }

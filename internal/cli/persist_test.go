@@ -136,3 +136,40 @@ func TestTwoWritersNeverForkASession(t *testing.T) {
 		t.Errorf("the second session: %v, %d messages", err, len(ld.Messages))
 	}
 }
+
+// TestSessionFileRedactsKeys: a stored key typed into a prompt, and
+// echoed in the answer, never reaches the session file; a key-shaped
+// token that rally does not know is hidden too (DESIGN §4).
+func TestSessionFileRedactsKeys(t *testing.T) {
+	home := isolate(t)
+	if _, errOut, code := run(t, testKeyA, "auth", "add", "acme", "--id", "one", "--key", "-"); code != 0 {
+		t.Fatalf("auth add: %s", errOut)
+	}
+	const stranger = "sk-proj-STRANGERkeyZZZZ9999"
+	srv := llmtest.NewServer(t, llmtest.Step{Text: "Your key " + testKeyA + " and " + stranger + " are noted."})
+	prompt := "my key is " + testKeyA + " and theirs " + stranger
+	_, errOut, code := run(t, "", "--provider", "acme", "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m", "-p", prompt)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	files := sessionFiles(t, home)
+	if len(files) != 1 {
+		t.Fatalf("session files %v", files)
+	}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{testKeyA, testKeyA[len(testKeyA)-12:], stranger} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("the session file holds the secret ending %q", secret[len(secret)-4:])
+		}
+	}
+	if n := strings.Count(string(b), "[redacted]"); n != 4 {
+		t.Errorf("%d [redacted] in the session file, want 4", n)
+	}
+	loaded, err := journal.Load(files[0])
+	if err != nil || len(loaded.Messages) != 2 || !strings.Contains(loaded.Messages[0].TextOf(), "my key is [redacted]") {
+		t.Fatalf("the redacted file does not load as the session (%v)", err)
+	}
+}

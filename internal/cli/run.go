@@ -12,8 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/term"
+
 	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/fleet"
+	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
@@ -127,6 +130,11 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 			return fmt.Errorf("read prompt from stdin: %w", err)
 		}
 		prompt = strings.TrimSpace(string(b))
+	}
+	if prompt == "" && !f.print && len(args) == 0 {
+		// Plain rally, without a terminal for the UI: rally </dev/null, or
+		// from a script.
+		return &exitError{2, errNoTerminal}
 	}
 	if prompt == "" {
 		return &exitError{2, errors.New("no prompt: give it as an argument or on stdin")}
@@ -393,6 +401,11 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config,
 			return err
 		}
 	}
+	// Keys typed into a prompt or echoed in an answer never reach the
+	// file (the model's context keeps the text as typed): the keys the
+	// tools' output is redacted of, and key-shaped tokens.
+	_, keys := runSecrets(home, e.st, os.Environ())
+	j.SetRedact(func(s string) string { return redact.Secrets(s, keys...) })
 	cfg.Store = j
 	e.journal = j
 	e.closers = append(e.closers, func() { j.Close() })
@@ -430,12 +443,12 @@ func userHome() string {
 	return h
 }
 
-// isTerminal reports whether f is a character device (a terminal).
+// errNoTerminal is the error of the UI without a terminal to run in.
+var errNoTerminal = errors.New(`no terminal for the interactive UI; use rally -p "prompt", or pipe a prompt on stdin: echo "prompt" | rally`)
+
+// isTerminal reports whether v is a file open on a terminal. Being a
+// character device is not enough: /dev/null is one.
 func isTerminal(v any) bool {
 	f, ok := v.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	return ok && term.IsTerminal(f.Fd())
 }

@@ -27,13 +27,7 @@ type toolSet struct {
 // it, output is capped by tools.maxOutputBytes/maxOutputLines, and the
 // caller's stop kills every process group the tools left running.
 func newTools(home, cwd string, st *settings.Settings, environ []string) toolSet {
-	// An auth.json rally cannot read is refused where the run loads it;
-	// here it only adds names and keys, so a broken one adds none.
-	file, err := auth.Load(auth.Path(home))
-	if err != nil {
-		file = &auth.File{}
-	}
-	names, keys := secrets(st, file, environ)
+	names, keys := runSecrets(home, st, environ)
 	procs := &tool.Procs{}
 	tools := tool.New(cwd, tool.Options{
 		MaxBytes: st.Tools.MaxOutputBytes,
@@ -44,6 +38,17 @@ func newTools(home, cwd string, st *settings.Settings, environ []string) toolSet
 		Procs:    procs,
 	})
 	return toolSet{tools: tools, stop: procs.Kill}
+}
+
+// runSecrets is secrets for a run: auth.json's keys as well as the
+// environment's. An auth.json rally cannot read is refused where the run
+// loads it; here it only adds names and keys, so a broken one adds none.
+func runSecrets(home string, st *settings.Settings, environ []string) (names map[string]bool, keys []string) {
+	file, err := auth.Load(auth.Path(home))
+	if err != nil {
+		file = &auth.File{}
+	}
+	return secrets(st, file, environ)
 }
 
 // secrets returns the names of the variables that hold provider keys and

@@ -19,6 +19,10 @@ import (
 // runUI is plain `rally` (and `rally "first prompt"`): the terminal UI on
 // the same settings, flags and sessions as print mode.
 func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
+	// bubbletea would fail later with a raw TTY error.
+	if !isTerminal(s.in) || !isTerminal(s.out) {
+		return &exitError{2, errNoTerminal}
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	// Warnings are printed once, by newRunEnv below.
@@ -29,7 +33,22 @@ func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
 	conf := tui.NewConfirmer(st.Tools.Confirm)
 	uf := *f
 	uf.tools, uf.ui = conf.Wrap, true
-	b, err := newRPCBackend(ctx, s, uf)
+	// What the run says on stderr while the UI runs goes to the UI and
+	// the log (uinotice.go). --verbose's copy of the log on stderr would
+	// flood the transcript: under the UI the log file has it.
+	uf.verbose = false
+	alerts := &tui.Alerts{}
+	defer func() {
+		// A UI that never started (a failed start) showed nothing.
+		for _, text := range alerts.Drain() {
+			fmt.Fprintln(s.err, "rally:", text)
+		}
+	}()
+	log, closeLog := newLogger(rallyHome(), io.Discard, false)
+	defer closeLog()
+	us := s
+	us.err = &uiNotices{alerts: alerts, log: log, after: s.err}
+	b, err := newRPCBackend(ctx, us, uf)
 	if err != nil {
 		return err
 	}
@@ -37,8 +56,8 @@ func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
 	sess := b.current().sess
 	// Hooks run as in the other modes, follow /new and /resume (swap
 	// re-attaches them), get the exit grace when the UI quits, and name
-	// their failures in the status line.
-	alerts := &tui.Alerts{}
+	// their failures in the status line; their summary at exit goes to
+	// the real stderr, after the terminal is restored.
 	b.hooks = startHooks(b.current().st, b.home, b.log, s.err)
 	b.hooks.alsoReport(func(e *hooks.Error) {
 		alerts.HookFailed(tui.HookFailure{Hook: e.Name(), Event: e.Event, Reason: e.Reason()})

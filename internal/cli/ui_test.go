@@ -2,12 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rally-agent/rally/internal/tui"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session/journal"
@@ -112,5 +116,59 @@ func TestUISessions(t *testing.T) {
 	h = uiHost{&rpcBackend{f: runFlags{sessionDir: filepath.Join(dir, "none")}}}
 	if got, err := h.Sessions(); err != nil || len(got) != 0 {
 		t.Fatalf("no directory: %v %v", got, err)
+	}
+}
+
+// TestUINoTerminal: plain rally without a terminal (rally </dev/null, a
+// script) says what to do instead and exits 2; it used to exit 1 with
+// bubbletea's raw TTY error. /dev/null is a character device, which is
+// not a terminal.
+func TestUINoTerminal(t *testing.T) {
+	isolate(t)
+	const want = `rally: no terminal for the interactive UI; use rally -p "prompt", or pipe a prompt on stdin: echo "prompt" | rally` + "\n"
+	for _, args := range [][]string{nil, {"a quoted first prompt"}} {
+		t.Run(strings.Join(append([]string{"rally"}, args...), " "), func(t *testing.T) {
+			null, err := os.Open(os.DevNull)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer null.Close()
+			var out, errb bytes.Buffer
+			code := execute(streams{in: null, out: &out, err: &errb}, append([]string{"--no-session"}, args...))
+			if code != 2 || errb.String() != want || out.Len() != 0 {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 2 and %q", code, out.String(), errb.String(), want)
+			}
+		})
+	}
+	// A prompt on stdin still runs without a terminal.
+	out, errOut, code := run(t, "What does rally do?", "--no-session")
+	if code != 0 || !strings.Contains(out, "survive provider failures") {
+		t.Fatalf("piped prompt: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestUINotices: under the UI, a line written to the run's stderr becomes
+// a UI notice (kept for a UI that has not started yet) and a log record;
+// a fleet wait is for the status line; once the UI has ended, lines go to
+// the real stderr.
+func TestUINotices(t *testing.T) {
+	var logs, after bytes.Buffer
+	alerts := &tui.Alerts{}
+	u := &uiNotices{alerts: alerts, log: slog.New(slog.NewJSONHandler(&logs, nil)), after: &after}
+	fmt.Fprintf(u, "rally: every credential of acme is blocked by a usage limit (see rally auth list); using fallback openai/gpt-4.1\nrally: half ")
+	fmt.Fprintf(u, "a line\n")
+	var _ waitShower = u
+	got := alerts.Drain()
+	want := []string{"every credential of acme is blocked by a usage limit (see rally auth list); using fallback openai/gpt-4.1", "half a line"}
+	if !slices.Equal(got, want) || after.Len() != 0 {
+		t.Fatalf("notices %q, stderr %q; want %q and nothing", got, after.String(), want)
+	}
+	if !strings.Contains(logs.String(), `"msg":"ui notice","text":"half a line"`) {
+		t.Errorf("log %s", logs.String())
+	}
+	fmt.Fprintln(u, "rally: after the UI")
+	u.showWait("fleet: waiting 2s", 2*time.Second)
+	if after.String() != "rally: after the UI\nrally: fleet: waiting 2s\n" {
+		t.Errorf("stderr after the UI ended %q", after.String())
 	}
 }

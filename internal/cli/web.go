@@ -52,7 +52,14 @@ func runWeb(ctx context.Context, s streams, listen, sessionDir string) error {
 		}
 		sessionDir = web.ProjectSessionDir(settings.Home(userHome(), os.Getenv), cwd)
 	}
-	srv, err := web.New(web.Config{Settings: src, SessionDir: sessionDir})
+	// The keys the console must never show: those the tools hide. Broken
+	// settings mean the defaults' key variables (the form reports them).
+	st, _, err := settings.Load(src)
+	if err != nil {
+		st = settings.Default()
+	}
+	_, keys := runSecrets(settings.Home(userHome(), os.Getenv), st, os.Environ())
+	srv, err := web.New(web.Config{Settings: src, SessionDir: sessionDir, Keys: keys})
 	if err != nil {
 		return err
 	}

@@ -19,11 +19,88 @@ type HookFailure struct {
 	Reason string // what went wrong: "exit status 1"
 }
 
-// Alerts brings hook failures, which the hook runner reports on its own
-// goroutines, to the status line. Build it before the hooks, call
-// HookFailed from their failure callback, and pass it to Run, which
-// connects it to the screen. The zero Alerts is ready to use.
-type Alerts struct{ link }
+// maxPending is how many notices Alerts keeps for a UI that has not
+// started yet; more are dropped (the log has them).
+const maxPending = 32
+
+// Alerts brings what the CLI learns on its own goroutines to the screen:
+// hook failures and fleet waits to the status line, warnings (a fallback
+// model in use, Redis not answering) to the transcript. Build it before
+// the hooks and the session, call its methods from anywhere, and pass it
+// to Run, which connects it to the screen. The zero Alerts is ready to
+// use.
+type Alerts struct {
+	link
+	// pmu guards pending and ended: notices said before Run started are
+	// kept for it; after it ended, Notice refuses them.
+	pmu     sync.Mutex
+	pending []string
+	ended   bool
+}
+
+// Notice shows text in the transcript as a notice. Said before the UI
+// starts, it is kept and shown when it does. It reports false once the
+// UI has ended: the caller then says it elsewhere (stderr).
+func (a *Alerts) Notice(text string) bool {
+	a.pmu.Lock()
+	send := a.sender()
+	switch {
+	case a.ended:
+		a.pmu.Unlock()
+		return false
+	case send == nil:
+		if len(a.pending) < maxPending {
+			a.pending = append(a.pending, text)
+		}
+		a.pmu.Unlock()
+		return true
+	}
+	a.pmu.Unlock()
+	send(noticeMsg{text})
+	return true
+}
+
+// Waiting shows text in the status line for d (at least a second): a
+// wait that delays the request in flight, such as a fleet cooldown. It
+// reports false when no UI runs (a wait before the UI started is stale
+// by the time it does).
+func (a *Alerts) Waiting(text string, d time.Duration) bool {
+	send := a.sender()
+	if send == nil {
+		return false
+	}
+	send(waitMsg{text: text, d: d})
+	return true
+}
+
+// start connects the running UI and returns the notices said before it.
+func (a *Alerts) start(send func(any)) []string {
+	a.pmu.Lock()
+	defer a.pmu.Unlock()
+	a.connect(send)
+	p := a.pending
+	a.pending = nil
+	return p
+}
+
+// Drain ends Alerts for good and returns the notices no UI showed (it
+// never started), for the caller to print.
+func (a *Alerts) Drain() []string {
+	a.end()
+	a.pmu.Lock()
+	defer a.pmu.Unlock()
+	p := a.pending
+	a.pending = nil
+	return p
+}
+
+// end disconnects the UI for good.
+func (a *Alerts) end() {
+	a.pmu.Lock()
+	defer a.pmu.Unlock()
+	a.connect(nil)
+	a.ended = true
+}
 
 // HookFailed shows f in the status line, under the burst rule of
 // hookNotice. It waits only for the UI to take the message; with no UI
@@ -54,6 +131,31 @@ func (l *link) sender() func(any) {
 }
 
 type hookFailMsg struct{ f HookFailure }
+
+// noticeMsg is a transcript notice from Alerts.Notice.
+type noticeMsg struct{ text string }
+
+// waitMsg is a status-line wait from Alerts.Waiting.
+type waitMsg struct {
+	text string
+	d    time.Duration
+}
+
+// waitExpireMsg ends the wait shown with the same seq.
+type waitExpireMsg struct{ seq int }
+
+// waitNotice is the status line's wait: shown for the wait's length.
+type waitNotice struct {
+	text string
+	seq  int
+}
+
+func (m *Model) waiting(msg waitMsg) tea.Cmd {
+	m.wait.text = msg.text
+	m.wait.seq++
+	seq := m.wait.seq
+	return tea.Tick(max(msg.d, time.Second), func(time.Time) tea.Msg { return waitExpireMsg{seq} })
+}
 
 // hookExpireMsg ends the notice shown with the same seq.
 type hookExpireMsg struct{ seq int }

@@ -121,3 +121,70 @@ func TestHookFailureWidths(t *testing.T) {
 		})
 	}
 }
+
+// TestAlertsNotices: notices said before the UI starts open its
+// transcript, those said while it runs reach Update as messages (never
+// the terminal), and after it ends Notice refuses them so that the CLI
+// can print them instead.
+func TestAlertsNotices(t *testing.T) {
+	var a Alerts
+	if !a.Notice("using fallback openai/gpt-4.1") {
+		t.Fatal("a notice before the UI started was refused")
+	}
+	if a.Waiting("fleet: waiting 2s", 2*time.Second) {
+		t.Fatal("a wait before the UI started was taken")
+	}
+	var sent []any
+	pending := a.start(func(msg any) { sent = append(sent, msg) })
+	if len(pending) != 1 || pending[0] != "using fallback openai/gpt-4.1" {
+		t.Fatalf("pending %q", pending)
+	}
+	a.Notice("fleet: redis is not answering")
+	a.Waiting("fleet: waiting 2s", 2*time.Second)
+	if len(sent) != 2 || sent[0] != (noticeMsg{"fleet: redis is not answering"}) || sent[1] != (waitMsg{"fleet: waiting 2s", 2 * time.Second}) {
+		t.Fatalf("sent %v", sent)
+	}
+	a.end()
+	if a.Notice("after the end") || a.Waiting("after", time.Second) || len(sent) != 2 {
+		t.Fatalf("a notice after the UI ended was taken: %v", sent)
+	}
+}
+
+// TestNoticeAndWait: a notice is a transcript line; a wait shows in the
+// status line, beside a hook failure, until its expiry.
+func TestNoticeAndWait(t *testing.T) {
+	m, _ := testModel(t, Options{})
+	m.Update(noticeMsg{"every credential of acme is blocked; using fallback openai/gpt-4.1"})
+	if !strings.Contains(screen(m), "every credential of acme is blocked; using fallback openai/gpt-4.1") {
+		t.Fatalf("no notice in the transcript:\n%s", screen(m))
+	}
+	const w = "fleet: waiting 2s: request budget of acme is spent for now"
+	_, tick := m.Update(waitMsg{text: w, d: 10 * time.Millisecond})
+	if tick == nil {
+		t.Fatal("no expiry for the wait")
+	}
+	if !strings.Contains(statusOf(m), w) || strings.Count(screen(m), "fleet:") != 1 {
+		t.Fatalf("status %q, want the wait there and only there:\n%s", statusOf(m), screen(m))
+	}
+	hookFail(m, failFalse)
+	if s := statusOf(m); !strings.Contains(s, w) || !strings.Contains(s, "hook failed") {
+		t.Fatalf("status %q, want both the wait and the hook failure", s)
+	}
+	m.Update(tick())
+	if strings.Contains(statusOf(m), "fleet:") {
+		t.Fatalf("the wait outlived its expiry: %q", statusOf(m))
+	}
+}
+
+// TestAlertsDrain: the notices of a UI that never started are handed
+// back, to be printed.
+func TestAlertsDrain(t *testing.T) {
+	var a Alerts
+	a.Notice("rally: warning: unknown key retry.maxRetires")
+	if got := a.Drain(); len(got) != 1 || got[0] != "rally: warning: unknown key retry.maxRetires" {
+		t.Fatalf("drained %q", got)
+	}
+	if a.Notice("later") {
+		t.Fatal("a notice after Drain was taken")
+	}
+}

@@ -78,6 +78,7 @@ type Model struct {
 	cost    float64
 
 	hooks hookNotice // a hook failure in the status line
+	wait  waitNotice // a fleet wait in the status line
 
 	retryOff     bool // auto-retry turned off (/retry off)
 	totalRetries int  // retries in this session so far (this UI's)
@@ -176,6 +177,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.hookFailed(msg.f)
 	case hookExpireMsg:
 		m.hookExpired(msg)
+		return m, nil
+	case noticeMsg:
+		m.tr.add(block{kind: kNotice, text: msg.text})
+		return m, nil
+	case waitMsg:
+		return m, m.waiting(msg)
+	case waitExpireMsg:
+		if msg.seq == m.wait.seq {
+			m.wait.text = ""
+		}
 		return m, nil
 	case panicMsg:
 		m.panicked = msg.v

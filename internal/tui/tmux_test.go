@@ -80,6 +80,13 @@ func startRally(t *testing.T, srv *llmtest.Server, w, h int, settings string, ar
 // startRallyIn is startRally in dir, with RALLY_HOME dir/home.
 func startRallyIn(t *testing.T, dir string, srv *llmtest.Server, w, h int, settings string, args ...string) *pane {
 	t.Helper()
+	return startRallyEnv(t, dir, nil, srv, w, h, settings, args...)
+}
+
+// startRallyEnv is startRallyIn with env (NAME=value) added to rally's
+// environment.
+func startRallyEnv(t *testing.T, dir string, env []string, srv *llmtest.Server, w, h int, settings string, args ...string) *pane {
+	t.Helper()
 	needTmux(t)
 	bin := rallyBinary(t)
 	home := filepath.Join(dir, "home")
@@ -92,7 +99,7 @@ func startRallyIn(t *testing.T, dir string, srv *llmtest.Server, w, h int, setti
 		}
 	}
 	p := &pane{t: t, sock: filepath.Join(dir, "tmux.sock"), dir: dir}
-	argv := []string{"env", "RALLY_HOME=" + home, "HOME=" + home, "NO_COLOR=1", bin}
+	argv := append(append([]string{"env", "RALLY_HOME=" + home, "HOME=" + home, "NO_COLOR=1"}, env...), bin)
 	if srv != nil {
 		argv = append(argv, fakeFlags(srv)...)
 	}

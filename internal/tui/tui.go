@@ -94,8 +94,12 @@ func Run(ctx context.Context, opts Options, ro RunOptions) (err error) {
 		defer c.connect(nil)
 	}
 	if a := ro.Alerts; a != nil {
-		a.connect(send)
-		defer a.connect(nil)
+		// Notices said before the UI started open its transcript; the
+		// program reads no messages yet, so they are added here.
+		for _, text := range a.start(send) {
+			m.Update(noticeMsg{text})
+		}
+		defer a.end()
 	}
 
 	_, err = p.Run()

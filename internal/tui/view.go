@@ -116,8 +116,9 @@ func (m *Model) loaderLine() string {
 // statusLine is provider/model · context used/window · cost · retry state
 // · session name. On a narrow terminal the session name goes first, then
 // the cost: the model and the retry state always show. A hook failure
-// (hookNotice) takes the session name's place while it shows; it and the
-// retry state always show, so the model goes too if need be.
+// (hookNotice) or a fleet wait (waitNotice) takes the session name's
+// place while it shows; it and the retry state always show, so the model
+// goes too if need be.
 func (m *Model) statusLine(w int) string {
 	mod := m.info.Model
 	ctx := "ctx " + tokens(m.ctxUsed)
@@ -132,7 +133,13 @@ func (m *Model) statusLine(w int) string {
 		{name, ctx, retry},
 		{name, retry},
 	}
-	if n := m.hooks.text; n != "" {
+	n := m.hooks.text
+	if w := m.wait.text; w != "" && n != "" {
+		n = w + " · " + n
+	} else if w != "" {
+		n = w
+	}
+	if n != "" {
 		cands = [][]string{{name, ctx, cost, retry, n}, {name, ctx, retry, n}, {name, retry, n}, {retry, n}}
 	}
 	for _, parts := range cands {

@@ -70,7 +70,7 @@ func BenchmarkSessionsPage1000(b *testing.B) {
 		}
 		b.Run(name+"/cold", func(b *testing.B) {
 			measure(b, func() {
-				e.srv.sums = newSummaries(e.sessions)
+				e.srv.sums = newSummaries(e.sessions, nil)
 				serve(b, e, ck, path)
 			})
 		})

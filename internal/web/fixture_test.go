@@ -145,10 +145,16 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvKeys(t, nil)
+}
+
+// newEnvKeys is newEnv with a console that knows keys (Config.Keys).
+func newEnvKeys(t testing.TB, keys []string) *env {
+	t.Helper()
 	root := t.TempDir()
 	e := &env{home: filepath.Join(root, "home"), project: filepath.Join(root, "proj"), sessions: filepath.Join(root, "sessions")}
 	e.src = settings.Locate(e.home, e.project, func(string) string { return "" })
-	srv, err := New(Config{Settings: e.src, SessionDir: e.sessions, Token: "test-token-0123456789"})
+	srv, err := New(Config{Settings: e.src, SessionDir: e.sessions, Token: "test-token-0123456789", Keys: keys})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,9 @@ type Config struct {
 	SessionDir string
 	// Token is the access token; empty picks a random one.
 	Token string
+	// Keys are the API keys rally knows: never shown, even where a session
+	// file holds one. Key-shaped tokens are hidden without them too.
+	Keys []string
 }
 
 // ProjectSessionDir is where rally keeps the sessions of the project in
@@ -69,7 +72,7 @@ func New(cfg Config) (*Server, error) {
 	if _, err := loadSchema(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, token: token, tmpl: tmpl, sums: newSummaries(cfg.SessionDir)}
+	s := &Server{cfg: cfg, token: token, tmpl: tmpl, sums: newSummaries(cfg.SessionDir, cfg.Keys)}
 	static, _ := fs.Sub(assets, "static")
 	mux := http.NewServeMux()
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))

@@ -30,9 +30,30 @@ type sessionInfo struct {
 	Start, End time.Time
 	Model      string // provider/model of the last model call
 	Messages   int    // message entries, retried ones not counted
+	Calls      int    // model calls: assistant messages, retried ones counted
 	Retries    int    // failed model calls that a retry replaced
 	Failed     int    // failed model calls that were not retried
 	Err        string // why the file could not be read, if it could not
+}
+
+// CallSummary counts the model calls and how they failed, in words
+// that match the timeline's red bars: every failed call is one, retried
+// or not. "3 model calls · 1 failed and retried · 1 failed, not retried".
+func (s sessionInfo) CallSummary() string {
+	out := fmt.Sprintf("%d model calls", s.Calls)
+	if s.Calls == 1 {
+		out = "1 model call"
+	}
+	if s.Retries > 0 {
+		out += fmt.Sprintf(" · %d failed and retried", s.Retries)
+	}
+	if s.Failed > 0 {
+		out += fmt.Sprintf(" · %d failed, not retried", s.Failed)
+	}
+	if s.Retries == 0 && s.Failed == 0 && s.Calls > 0 {
+		out += " · none failed"
+	}
+	return out
 }
 
 // Duration is the time from the first to the last entry.
@@ -177,8 +198,11 @@ func (v *sessionView) summarize() {
 		if e.Kind == kindUser && v.Title == "" {
 			v.Title = firstLine(e.Blocks)
 		}
-		if e.Kind == kindAssistant && e.Model != "" {
-			v.Model = e.Model
+		if e.Kind == kindAssistant {
+			v.Calls++
+			if e.Model != "" {
+				v.Model = e.Model
+			}
 		}
 		switch {
 		case e.Retried:
@@ -210,6 +234,7 @@ func firstLine(bs []block) string {
 // stay the same.
 type summaries struct {
 	dir   string
+	keys  []string // hidden in what is shown (loadSession)
 	mu    sync.Mutex
 	cache map[string]cached
 }
@@ -219,8 +244,8 @@ type cached struct {
 	info sessionInfo
 }
 
-func newSummaries(dir string) *summaries {
-	return &summaries{dir: dir, cache: map[string]cached{}}
+func newSummaries(dir string, keys []string) *summaries {
+	return &summaries{dir: dir, keys: keys, cache: map[string]cached{}}
 }
 
 // list returns the sessions from index from (newest first) up to but not
@@ -286,7 +311,7 @@ func (s *summaries) list(ctx context.Context, from, to int) ([]sessionInfo, int,
 }
 
 func (s *summaries) read(f sessionFile) sessionInfo {
-	v, err := loadSession(s.dir, f.Name)
+	v, err := loadSession(s.dir, f.Name, s.keys)
 	if err != nil {
 		return sessionInfo{Name: f.Name, Err: err.Error()}
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session/journal"
 )
@@ -61,8 +62,9 @@ func validSessionName(name string) bool {
 		strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
 }
 
-// loadSession reads one session file of dir into the transcript view.
-func loadSession(dir, name string) (*sessionView, error) {
+// loadSession reads one session file of dir into the transcript view,
+// with keys and key-shaped tokens hidden (redactView).
+func loadSession(dir, name string, keys []string) (*sessionView, error) {
 	if !validSessionName(name) {
 		return nil, fmt.Errorf("load session %q: not a session file name", name)
 	}
@@ -76,8 +78,32 @@ func loadSession(dir, name string) (*sessionView, error) {
 	for i := range ld.Entries {
 		v.Entries = append(v.Entries, viewEntry(&ld.Entries[i]))
 	}
+	v.redact(keys)
 	v.summarize()
 	return v, nil
+}
+
+// redact hides the known keys and every key-shaped token in what the
+// console shows of v (DESIGN §4: no key in the web console), whatever the
+// file holds: rally writes none, but an older file, pi's, or one a tool
+// wrote may. It runs before summarize, which derives the title and the
+// error classes from these fields.
+func (v *sessionView) redact(keys []string) {
+	r := func(s *string) { *s = redact.Secrets(*s, keys...) }
+	r(&v.Title)
+	for i := range v.Warnings {
+		r(&v.Warnings[i])
+	}
+	for i := range v.Entries {
+		e := &v.Entries[i]
+		for _, f := range []*string{&e.Role, &e.Model, &e.Provider, &e.Error, &e.ToolName, &e.Text} {
+			r(f)
+		}
+		for j := range e.Blocks {
+			r(&e.Blocks[j].Name)
+			r(&e.Blocks[j].Text)
+		}
+	}
 }
 
 // viewEntry converts one journal entry.

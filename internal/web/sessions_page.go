@@ -58,7 +58,7 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
-	v, err := loadSession(s.cfg.SessionDir, r.PathValue("name"))
+	v, err := loadSession(s.cfg.SessionDir, r.PathValue("name"), s.cfg.Keys)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || (err != nil && !validSessionName(r.PathValue("name"))):
 		http.Error(w, "rally web: no such session", http.StatusNotFound)

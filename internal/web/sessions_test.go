@@ -63,7 +63,7 @@ func TestSessionTimeline(t *testing.T) {
 	j.call(j.at(62800), j.at(63300), "Sure.", "", false)
 	name := j.write(t, e.sessions)
 
-	v, err := loadSession(e.sessions, name)
+	v, err := loadSession(e.sessions, name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestSummariesCache(t *testing.T) {
 	e := newEnv(t)
 	j := retrySession("55555555-5555-4555-8555-555555555555")
 	j.write(t, e.sessions)
-	s := newSummaries(e.sessions)
+	s := newSummaries(e.sessions, nil)
 	a, _, err := s.list(context.Background(), 0, -1)
 	if err != nil || len(a) != 1 || a[0].Messages != 2 {
 		t.Fatalf("%+v %v", a, err)
@@ -297,5 +297,80 @@ func TestLongOutputFolded(t *testing.T) {
 	_, page := e.get(t, "/sessions/"+j.write(t, e.sessions))
 	if strings.Count(page, `<details class="long"><summary>40 lines</summary>`) != 1 || !strings.Contains(page, `<pre class="text">short answer</pre>`) {
 		t.Error("the 40-line output is not folded, or the short answer is")
+	}
+}
+
+// TestSessionPageRedactsKeys: the console shows no key a session file
+// holds: a known key (of no well-known shape) and key-shaped tokens it
+// does not know, in prompts, answers, errors, tool calls and titles.
+func TestSessionPageRedactsKeys(t *testing.T) {
+	const known = "zzSECRETRALLYKEY0000999"
+	const shaped = "sk-proj-ABCDEFGHIJ0123456789"
+	e := newEnvKeys(t, []string{known})
+	j := newFixture("44444444-4444-4444-8444-444444444444")
+	j.user(j.at(0), "use "+shaped+" and "+known)
+	j.call(j.at(10), j.at(500), "", "401 invalid key "+shaped, true)
+	j.tool(j.at(600), j.at(900), j.at(1000), "bash", `{"command":"echo `+known+`"}`, "AIzaSyD0123456789abcdefghij")
+	j.call(j.at(1100), j.at(1500), "Noted "+known+".", "", false)
+	name := j.write(t, e.sessions)
+	for _, path := range []string{"/sessions/" + name, "/sessions"} {
+		code, page := e.get(t, path)
+		if code != 200 {
+			t.Fatalf("%s: %d", path, code)
+		}
+		for _, secret := range []string{known, known[:12], "ABCDEFGHIJ0123456789", "D0123456789abcdefghij"} {
+			if strings.Contains(page, secret) {
+				t.Errorf("%s shows a key (ending %q)", path, secret[len(secret)-4:])
+			}
+		}
+		if !strings.Contains(page, "[redacted]") {
+			t.Errorf("%s: no [redacted]", path)
+		}
+	}
+	if _, page := e.get(t, "/sessions/"+name); strings.Count(page, "[redacted]") < 6 {
+		t.Errorf("%d [redacted] on the session page, want at least 6", strings.Count(page, "[redacted]"))
+	}
+}
+
+// TestSessionHeaderCounts: the header counts the model calls and says how
+// the failed ones ended, so it agrees with the timeline's red bars (it
+// used to say "1 retried call(s) · 0 failed" beside a red bar).
+func TestSessionHeaderCounts(t *testing.T) {
+	e := newEnv(t)
+	lede := regexp.MustCompile(`<p class="lede">(.*?)</p>`)
+	cases := []struct {
+		name  string
+		build func(j *fixture)
+		want  string
+	}{
+		{"one retried failure", func(j *fixture) {
+			j.user(j.at(0), "hi")
+			j.call(j.at(10), j.at(500), "", "503 overloaded", true)
+			j.call(j.at(2500), j.at(3000), "Hello.", "", false)
+		}, "2 messages · 2 model calls · 1 failed and retried · last model"},
+		{"a final failure", func(j *fixture) {
+			j.user(j.at(0), "hi")
+			j.call(j.at(10), j.at(500), "", "503 overloaded", true)
+			j.call(j.at(2500), j.at(3000), "", "503 overloaded", false)
+		}, "2 messages · 2 model calls · 1 failed and retried · 1 failed, not retried · last model"},
+		{"no failure", func(j *fixture) {
+			j.user(j.at(0), "hi")
+			j.call(j.at(10), j.at(500), "Hello.", "", false)
+		}, "2 messages · 1 model call · none failed · last model"},
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			j := newFixture(fmt.Sprintf("5555555%d-5555-4555-8555-555555555555", i))
+			c.build(j)
+			name := j.write(t, e.sessions)
+			_, page := e.get(t, "/sessions/"+name)
+			m := lede.FindStringSubmatch(page)
+			if m == nil || !strings.Contains(m[1], c.want) {
+				t.Fatalf("header %q, want it to hold %q", m, c.want)
+			}
+			if bars := strings.Count(page, `<rect class="call failed"`); bars != strings.Count(c.want, "failed")-strings.Count(c.want, "none failed") {
+				t.Errorf("%d red bars for the header %q", bars, c.want)
+			}
+		})
 	}
 }

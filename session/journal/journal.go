@@ -112,7 +112,17 @@ type Journal struct {
 	// short write): the next line then starts with one, so the torn bytes
 	// stay a line of their own and never corrupt the next entry.
 	torn bool
+	// redact, when set, rewrites each entry's fields before they are
+	// written (SetRedact).
+	redact func(string) string
 }
+
+// SetRedact makes every entry written from now on pass through f first,
+// as its JSON: the CLI hides API keys typed into a prompt or echoed in an
+// answer, so they never reach the file. f must keep the JSON valid (the
+// redact package replaces runs of key characters only). Call it before
+// the Journal is shared.
+func (j *Journal) SetRedact(f func(string) string) { j.redact = f }
 
 // journalHeader is the first line of a session file.
 type journalHeader struct {
@@ -438,6 +448,9 @@ func (j *Journal) append(typ string, body any) (string, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return "", fmt.Errorf("journal: append to %s: %w", j.path, err)
+	}
+	if j.redact != nil {
+		b = []byte(j.redact(string(b)))
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
