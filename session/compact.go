@@ -55,7 +55,7 @@ func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetr
 func (s *Session) compactFor(ctx context.Context, reason CompactionReason, willRetry bool, next []llm.Message) (*CompactionResult, error) {
 	m := s.model()
 	keep := s.keepBudget(m)
-	res, err := s.compactKeep(ctx, reason, willRetry, keep)
+	res, err := s.compactKeep(ctx, reason, willRetry, keep, nil)
 	if err != nil || m.ContextWindow <= 0 {
 		return res, err
 	}
@@ -73,22 +73,21 @@ func (s *Session) shrink(ctx context.Context, reason CompactionReason, willRetry
 	s.mu.Lock()
 	s.shrunk = true
 	s.mu.Unlock()
-	res, err := s.compactKeep(ctx, reason, willRetry, max(keep/4, 1))
-	if errors.Is(err, ErrNothingToCompact) {
-		err = nil // all that is left is the summary and the last turn
+	fits := func() error {
+		if need := s.need(s.sendableView(), next...); m.ContextWindow > 0 && need > m.ContextWindow {
+			return &TooLargeError{Need: need, Window: m.ContextWindow, Compacted: true}
+		}
+		return nil
 	}
-	if err != nil {
-		return res, err
-	}
-	if need := s.need(s.sendableView(), next...); m.ContextWindow > 0 && need > m.ContextWindow {
-		return res, &TooLargeError{Need: need, Window: m.ContextWindow, Compacted: true}
-	}
-	return res, nil
+	return s.compactKeep(ctx, reason, willRetry, max(keep/4, 1), fits)
 }
 
 // compactKeep is one compaction keeping keep tokens of the recent
-// conversation whole.
-func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, willRetry bool, keep int) (*CompactionResult, error) {
+// conversation whole. fits, when not nil, is asked after it whether the
+// context now fits, even when there was nothing (more) to compact: its
+// error is the compaction's, on compaction_end too, so the event that
+// ends an overflowing prompt says why.
+func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, willRetry bool, keep int, fits func() error) (*CompactionResult, error) {
 	s.mu.Lock()
 	msgs := append([]llm.Message(nil), s.messages...)
 	ids := append([]string(nil), s.ids...)
@@ -111,8 +110,12 @@ func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, will
 
 	cut := cutPoint(msgs, keep)
 	if cut <= 0 {
-		end(nil, nil, false)
-		return nil, ErrNothingToCompact
+		err := ErrNothingToCompact // for an overflow, the prompt's end
+		if fits != nil {
+			err = fits() // all that is left is the summary and the last turn
+		}
+		end(nil, err, willRetry && err == nil)
+		return nil, err
 	}
 	before := contextTokens(msgs)
 	summary, err := s.summarize(ctx, provider, model, msgs[:cut])
@@ -126,12 +129,15 @@ func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, will
 		return nil, err
 	}
 	res := &CompactionResult{Summary: summary, FirstKeptEntryID: ids[cut], TokensBefore: before}
+	// One time for the entry and the summary message, so a resumed
+	// session's context is the live one.
+	at := llm.Now()
 	if j := s.cfg.Store; j != nil {
-		if err := j.AppendCompaction(summary, res.FirstKeptEntryID, before); err != nil {
+		if err := j.AppendCompaction(summary, res.FirstKeptEntryID, before, time.UnixMilli(at)); err != nil {
 			s.storeFailed(OpSaveCompaction, err)
 		}
 	}
-	head := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(journal.SummaryText(summary))}, Timestamp: llm.Now()}
+	head := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(journal.SummaryText(summary))}, Timestamp: at}
 	s.mu.Lock()
 	// Messages that arrived meanwhile (none while a prompt runs) stay.
 	rest := s.messages[len(msgs):]
@@ -139,6 +145,12 @@ func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, will
 	s.messages = append(append([]llm.Message{head}, msgs[cut:]...), rest...)
 	s.ids = append(append([]string{""}, ids[cut:]...), restIDs...)
 	s.mu.Unlock()
+	if fits != nil {
+		if err := fits(); err != nil {
+			end(res, err, false)
+			return res, err
+		}
+	}
 	end(res, nil, willRetry)
 	return res, nil
 }

@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -175,8 +177,11 @@ func TestAbortDuringCompaction(t *testing.T) {
 		if len(ends) != 1 || !ends[0].Aborted || ends[0].WillRetry {
 			t.Errorf("compaction_end %+v", ends)
 		}
-		if got := len(s.Messages()); got != 13 {
-			t.Errorf("context has %d messages after an aborted compaction, want the 12 + the prompt", got)
+		// Nothing replaced the failed answer: it is the prompt's last
+		// message, as after a cancelled retry wait (never sent again).
+		ms := s.Messages()
+		if last := ms[len(ms)-1]; len(ms) != 14 || last.StopReason != llm.Error {
+			t.Errorf("context has %d messages ending %s after an aborted compaction, want the 12, the prompt and the failed answer", len(ms), last.StopReason)
 		}
 	})
 }
@@ -224,4 +229,143 @@ func TestManualCompact(t *testing.T) {
 	if _, err := s2.Compact(t.Context()); !errors.Is(err, ErrNothingToCompact) {
 		t.Errorf("err %v, want ErrNothingToCompact", err)
 	}
+}
+
+// TestOverflowCompactionFails: when the overflow compaction cannot help
+// (a first prompt has nothing older to summarise; even a second one
+// leaves too much) or fails (the summary call is refused), the client is
+// told after agent_end{willRetry:true} by a last compaction_end carrying
+// the error and willRetry:false, and the failed answer stays the
+// prompt's final state: it is not filed as retried, so the resumed
+// context is the live one.
+func TestOverflowCompactionFails(t *testing.T) {
+	// Every summary is far larger than the window, in however many pieces.
+	huge := []step{{err: overflowErr()}}
+	for range 20 {
+		huge = append(huge, step{text: strings.Repeat("a summary far larger than the window ", 200)})
+	}
+	once := "agent_end(willRetry=true) compaction_start compaction_end(willRetry=false) agent_settled"
+	for _, tc := range []struct {
+		name    string
+		history []llm.Message
+		window  int
+		steps   []step
+		events  string
+		want    string // in the last compaction_end's errorMessage and Prompt's error
+	}{
+		{"nothing to compact", nil, 100000, []step{{err: overflowErr()}}, once, "nothing to compact"},
+		{"summary refused", history(6), 100000, []step{{err: overflowErr()}, {err: badKey()}}, once, "Incorrect API key"},
+		{"too large after two", history(2), 1000, huge,
+			"agent_end(willRetry=true) compaction_start compaction_end(willRetry=true) compaction_start compaction_end(willRetry=false) agent_settled",
+			"even after compaction"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j, err := journal.Create(t.TempDir(), "/w")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, m := range tc.history {
+				id, _ := j.AppendMessage(m, false)
+				ids = append(ids, id)
+			}
+			f := &fake{steps: tc.steps}
+			s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: tc.history, IDs: ids}, Store: j, Compaction: small,
+				Model: llm.Model{ID: "m", Provider: "fake", ContextWindow: tc.window}})
+			err = s.Prompt(t.Context(), "next", PromptOptions{})
+			stop()
+			if !errors.Is(err, ErrContextOverflow) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want a context overflow saying %q", err, tc.want)
+			}
+			var order []string
+			for _, e := range rec.events {
+				switch e.Type {
+				case AgentEnd, CompactionEnd:
+					order = append(order, fmt.Sprintf("%s(willRetry=%v)", e.Type, e.WillRetry))
+				case CompactionStart, AgentSettled, AutoRetryStart, AutoRetryEnd:
+					order = append(order, string(e.Type))
+				}
+			}
+			if got := strings.Join(order, " "); got != tc.events {
+				t.Errorf("events %s\nwant   %s", got, tc.events)
+			}
+			ends := rec.of(CompactionEnd)
+			if e := ends[len(ends)-1]; e.Aborted || !strings.Contains(e.ErrorMessage, tc.want) {
+				t.Errorf("last compaction_end aborted %v errorMessage %q, want an error saying %q", e.Aborted, e.ErrorMessage, tc.want)
+			}
+			if err := j.Close(); err != nil {
+				t.Fatal(err)
+			}
+			loaded, err := journal.Load(j.Path())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, en := range loaded.Entries {
+				if en.Type == "message" && en.Retried {
+					t.Errorf("line %d: %s %s filed as retried, but no retry replaced it", en.Line, en.Message.Role, en.Message.StopReason)
+				}
+			}
+			if live, file := jsonOf(t, s.Messages()), jsonOf(t, loaded.Messages); live != file {
+				t.Errorf("resumed context differs from the live one:\n file: %.400s\n live: %.400s", file, live)
+			}
+		})
+	}
+}
+
+// stampStore is a journal whose compaction append returns only once the
+// clock has moved on to the next millisecond, so a timestamp taken after
+// it cannot equal the entry's.
+type stampStore struct{ *journal.Journal }
+
+func (s stampStore) AppendCompaction(summary, firstKeptID string, tokensBefore int, at time.Time) error {
+	err := s.Journal.AppendCompaction(summary, firstKeptID, tokensBefore, at)
+	for t := time.Now().UnixMilli(); time.Now().UnixMilli() <= t; {
+		time.Sleep(100 * time.Microsecond)
+	}
+	return err
+}
+
+// TestCompactionResumesAsLive: after an overflow compaction the session
+// file loads as exactly the context the session holds, the summary's
+// timestamp included.
+func TestCompactionResumesAsLive(t *testing.T) {
+	j, err := journal.Create(t.TempDir(), "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist := history(6)
+	var ids []string
+	for _, m := range hist {
+		id, _ := j.AppendMessage(m, false)
+		ids = append(ids, id)
+	}
+	f := &fake{steps: []step{{err: overflowErr()}, {text: "## Goal\nkeep going"}, {text: "answer"}}}
+	s, _, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: hist, IDs: ids}, Store: stampStore{j}, Compaction: small})
+	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := journal.Load(j.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := s.Messages()
+	if !strings.Contains(live[0].TextOf(), "keep going") || live[0].Timestamp != loaded.Messages[0].Timestamp {
+		t.Errorf("summary %q at %d live, %d on file", live[0].TextOf(), live[0].Timestamp, loaded.Messages[0].Timestamp)
+	}
+	if a, b := jsonOf(t, live), jsonOf(t, loaded.Messages); a != b {
+		t.Errorf("resumed context differs from the live one:\n file: %.400s\n live: %.400s", b, a)
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

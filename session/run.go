@@ -342,8 +342,6 @@ func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message
 		}
 		return fail(fmt.Errorf("%w: %w", ErrStillOverflows, callErr))
 	}
-	// Like a retried message: out of the context, kept in the history.
-	s.record(*failed, true)
 	r.endAgent(true)
 	var err error
 	if n == 0 {
@@ -351,6 +349,10 @@ func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message
 	} else {
 		_, err = s.shrink(ctx, ReasonOverflow, true, s.keepBudget(m), nil)
 	}
+	// Only a compaction that lets the run go on replaces the failed answer
+	// (out of the context, kept in the history, as a retried one); else it
+	// is the prompt's final state, and compaction_end said why.
+	s.record(*failed, err == nil)
 	if err != nil {
 		s.closeChain(attempt, err.Error())
 		var tl *TooLargeError

@@ -176,9 +176,9 @@ type Store interface {
 	AppendMessage(m llm.Message, retried bool) (id string, err error)
 	// AppendModelChange records SetModel.
 	AppendModelChange(provider, modelID string) error
-	// AppendCompaction records a compaction: the summary, the entry id of
-	// the first message kept whole, the context's tokens before.
-	AppendCompaction(summary, firstKeptID string, tokensBefore int) error
+	// AppendCompaction records a compaction made at at: the summary, the
+	// entry id of the first message kept whole, the context's tokens before.
+	AppendCompaction(summary, firstKeptID string, tokensBefore int, at time.Time) error
 	// SetName records the session's name.
 	SetName(name string) error
 	// Path and ID name the session (get_state's sessionFile, sessionId).

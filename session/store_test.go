@@ -8,6 +8,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/tool"
@@ -48,10 +49,10 @@ func (f *fullStore) AppendModelChange(string, string) error {
 	return f.fail()
 }
 
-func (f *fullStore) AppendCompaction(string, string, int) error { return nil }
-func (f *fullStore) SetName(string) error                       { return nil }
-func (f *fullStore) Path() string                               { return "s.jsonl" }
-func (f *fullStore) ID() string                                 { return "id" }
+func (f *fullStore) AppendCompaction(string, string, int, time.Time) error { return nil }
+func (f *fullStore) SetName(string) error                                  { return nil }
+func (f *fullStore) Path() string                                          { return "s.jsonl" }
+func (f *fullStore) ID() string                                            { return "id" }
 
 // fillingTool fills the disk when it runs.
 type fillingTool struct {

@@ -424,14 +424,20 @@ func noRepeats(t *testing.T, where string, ms []llm.Message) {
 	}
 }
 
-// repeats says where two assistant messages carry the same text, or one
-// prompt's answer shows up in two of them (a partial kept beside its
-// retry).
+// repeats says where two assistant messages of one prompt carry the same
+// text, or one prompt's answer shows up in two of them (a partial kept
+// beside its retry). Across prompts a repeat is the schedule's: a prompt
+// that ended with a failed partial answer leaves the rest of its steps,
+// its answer among them, to the next prompt.
 func repeats(ms []llm.Message) []string {
 	var out []string
 	seen := map[string]int{}
 	marks := map[string]int{}
 	for i, m := range ms {
+		if m.Role == llm.User { // a new prompt (or a summary)
+			clear(seen)
+			clear(marks)
+		}
 		if m.Role != llm.Assistant {
 			continue
 		}
@@ -533,6 +539,10 @@ func TestChaosChecks(t *testing.T) {
 			{"distinct", []llm.Message{say("answer-s0p0 one"), say("answer-s0p1 two")}, false},
 			{"same text", []llm.Message{say("answer-s0p0 one"), say("answer-s0p0 one")}, true},
 			{"kept partial", []llm.Message{say("answer-s0p0 the"), say("answer-s0p0 the whole answer")}, true},
+			{"kept partial with a tool result between", []llm.Message{say("calling"), {Role: llm.ToolResult}, say("calling")}, true},
+			// A prompt gave up on a partial answer; the next was served the
+			// rest of its steps.
+			{"next prompt", []llm.Message{say("answer-s0p0 the"), {Role: llm.User}, say("answer-s0p0 the whole answer")}, false},
 		} {
 			if got := repeats(tc.ms); (len(got) > 0) != tc.bad {
 				t.Errorf("%s: repeats = %q", tc.name, got)

@@ -400,9 +400,11 @@ func (j *Journal) AppendModelChange(provider, modelID string) error {
 
 // AppendCompaction writes a compaction entry: the summary of what came
 // before, the id of the first entry kept whole, and the context size in
-// tokens before compaction.
-func (j *Journal) AppendCompaction(summary, firstKeptID string, tokensBefore int) error {
-	_, err := j.append("compaction", struct {
+// tokens before compaction. at is its timestamp (to the millisecond, as
+// written): the caller's, so the summary message it builds has the one
+// a resumed session will read.
+func (j *Journal) AppendCompaction(summary, firstKeptID string, tokensBefore int, at time.Time) error {
+	_, err := j.appendAt("compaction", at, struct {
 		Summary      string `json:"summary"`
 		FirstKeptID  string `json:"firstKeptEntryId"`
 		TokensBefore int    `json:"tokensBefore"`
@@ -444,6 +446,11 @@ func (j *Journal) Close() error {
 // append writes one entry of type typ whose own fields are those of body (a
 // struct marshalling to a JSON object) and returns its id.
 func (j *Journal) append(typ string, body any) (string, error) {
+	return j.appendAt(typ, time.Time{}, body)
+}
+
+// appendAt is append with the entry's timestamp; zero means now.
+func (j *Journal) appendAt(typ string, at time.Time, body any) (string, error) {
 	// Marshal the body, the large part, before taking the lock.
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -458,9 +465,13 @@ func (j *Journal) append(typ string, body any) (string, error) {
 		return "", fmt.Errorf("journal: append to %s: %w", j.path, os.ErrClosed)
 	}
 	// The id, parent and time are taken under the lock so the chain and the
-	// timestamps follow the order of the lines in the file.
+	// timestamps follow the order of the lines in the file (a given time
+	// is taken just before the call).
 	id := newEntryID(j.ids)
-	h := entryHead{Type: typ, ID: id, Timestamp: time.Now().UTC().Format(isoLayout)}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	h := entryHead{Type: typ, ID: id, Timestamp: at.UTC().Format(isoLayout)}
 	if j.leaf != "" {
 		parent := j.leaf
 		h.ParentID = &parent

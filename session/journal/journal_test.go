@@ -137,7 +137,7 @@ func TestJournalRoundTrip(t *testing.T) {
 				case s.name != "":
 					err = j.SetName(s.name)
 				case s.keep != "":
-					err = j.AppendCompaction("the summary", ids[s.keep], 1234)
+					err = j.AppendCompaction("the summary", ids[s.keep], 1234, time.Now())
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -212,7 +212,9 @@ func TestJournalWireShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	id1, _ := j.AppendMessage(jUser("hi", 7), false)
-	if err := j.AppendCompaction("s", id1, 99); err != nil {
+	// The compaction's time is the caller's, written in UTC to the millisecond.
+	at := time.Date(2026, 12, 1, 13, 45, 6, 789_654_000, time.FixedZone("CET", 3600))
+	if err := j.AppendCompaction("s", id1, 99, at); err != nil {
 		t.Fatal(err)
 	}
 	m := jAssistant("x", 8)
@@ -241,7 +243,7 @@ func TestJournalWireShape(t *testing.T) {
 	wants := []string{
 		`^\{"type":"session","version":3,"id":"` + j.ID() + `","timestamp":` + iso + `,"cwd":"/w"\}$`,
 		`^\{"type":"message","id":"` + id1 + `","parentId":null,"timestamp":` + iso + `,"message":\{"role":"user","content":\[\{"type":"text","text":"hi"\}\],"timestamp":7\}\}$`,
-		`^\{"type":"compaction","id":"[0-9a-f]{8}","parentId":"` + id1 + `","timestamp":` + iso + `,"summary":"s","firstKeptEntryId":"` + id1 + `","tokensBefore":99\}$`,
+		`^\{"type":"compaction","id":"[0-9a-f]{8}","parentId":"` + id1 + `","timestamp":"2026-12-01T12:45:06.789Z","summary":"s","firstKeptEntryId":"` + id1 + `","tokensBefore":99\}$`,
 		`^\{"type":"message","id":"` + id3 + `","parentId":"[0-9a-f]{8}","timestamp":` + iso + `,"message":\{.*"stopReason":"stop","timestamp":8\},"retried":true\}$`,
 	}
 	for i, w := range wants {
