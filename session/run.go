@@ -107,7 +107,7 @@ func (r *runState) event(le agent.Event) {
 		return
 	case MessageEnd:
 		m := *e.Message
-		if m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted) {
+		if failedAnswer(m) {
 			// Kept aside until the session decides whether a retry
 			// replaces it.
 			r.failed = &m
