@@ -75,13 +75,11 @@ func userMessage(c Command) llm.Message {
 // client said how. It answers before the run's first event.
 func (s *server) prompt(c Command) *Response {
 	sess, sub := s.watch()
-	answered := false
 	run, err := sess.Start(s.ctx, c.Message, session.PromptOptions{Images: c.Images, Accepted: func() {
 		// The previous run's agent_settled is out before this answer, and
 		// nothing of the new run is.
 		sub.Sync(s.ctx)
-		s.respond(ok(c.ID, c.Type, nil))
-		answered = true
+		s.respond(ok(c.ID, c.Type, nil)) // Start calls this before it returns
 	}})
 	r := func(resp Response) *Response { return &resp }
 	switch {
@@ -99,9 +97,6 @@ func (s *server) prompt(c Command) *Response {
 		return r(ok(c.ID, c.Type, nil))
 	case err != nil:
 		return r(fail(c.ID, c.Type, err.Error()))
-	}
-	if !answered { // cannot happen: Start calls Accepted before it returns
-		s.respond(ok(c.ID, c.Type, nil))
 	}
 	go func() {
 		if err := run.Wait(); err != nil {

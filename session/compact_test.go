@@ -34,20 +34,10 @@ func history(n int) []llm.Message {
 var small = CompactionConfig{KeepRecentTokens: 250}
 
 func TestOverflowCompactsAndContinues(t *testing.T) {
-	dir := t.TempDir()
-	j, err := journal.Create(dir, "/w")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Persist the history first, as a resumed session would have it.
-	hist := history(6)
-	var ids []string
-	for _, m := range hist {
-		id, _ := j.AppendMessage(m, false)
-		ids = append(ids, id)
-	}
+	j, resume := persisted(t, history(6))
 	f := &fake{steps: []step{{err: overflowErr()}, {text: "## Goal\nkeep going"}, {text: "answer after compaction"}}}
-	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: hist, IDs: ids}, Store: j, Compaction: small})
+	s, rec, stop := newSession(t, f, Config{Resume: resume, Store: j, Compaction: small})
 	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +63,7 @@ func TestOverflowCompactsAndContinues(t *testing.T) {
 	}
 	// The call after compaction sends the summary and the kept tail only.
 	sent := f.request(2).Messages
-	if !strings.Contains(sent[0].TextOf(), "keep going") || len(sent) >= len(hist)+1 {
+	if !strings.Contains(sent[0].TextOf(), "keep going") || len(sent) >= len(resume.Messages)+1 {
 		t.Errorf("context after compaction: %d messages, first %q", len(sent), sent[0].TextOf())
 	}
 	// The summary call saw the older part, not the kept one.
@@ -260,19 +250,11 @@ func TestOverflowCompactionFails(t *testing.T) {
 			"even after compaction"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j, err := journal.Create(t.TempDir(), "/w")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ids []string
-			for _, m := range tc.history {
-				id, _ := j.AppendMessage(m, false)
-				ids = append(ids, id)
-			}
+			j, resume := persisted(t, tc.history)
 			f := &fake{steps: tc.steps}
-			s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: tc.history, IDs: ids}, Store: j, Compaction: small,
+			s, rec, stop := newSession(t, f, Config{Resume: resume, Store: j, Compaction: small,
 				Model: llm.Model{ID: "m", Provider: "fake", ContextWindow: tc.window}})
-			err = s.Prompt(t.Context(), "next", PromptOptions{})
+			err := s.Prompt(t.Context(), "next", PromptOptions{})
 			stop()
 			if !errors.Is(err, ErrContextOverflow) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want a context overflow saying %q", err, tc.want)
@@ -329,18 +311,9 @@ func (s stampStore) AppendCompaction(summary, firstKeptID string, tokensBefore i
 // file loads as exactly the context the session holds, the summary's
 // timestamp included.
 func TestCompactionResumesAsLive(t *testing.T) {
-	j, err := journal.Create(t.TempDir(), "/w")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hist := history(6)
-	var ids []string
-	for _, m := range hist {
-		id, _ := j.AppendMessage(m, false)
-		ids = append(ids, id)
-	}
+	j, resume := persisted(t, history(6))
 	f := &fake{steps: []step{{err: overflowErr()}, {text: "## Goal\nkeep going"}, {text: "answer"}}}
-	s, _, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: hist, IDs: ids}, Store: stampStore{j}, Compaction: small})
+	s, _, stop := newSession(t, f, Config{Resume: resume, Store: stampStore{j}, Compaction: small})
 	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -359,6 +332,25 @@ func TestCompactionResumesAsLive(t *testing.T) {
 	if a, b := jsonOf(t, live), jsonOf(t, loaded.Messages); a != b {
 		t.Errorf("resumed context differs from the live one:\n file: %.400s\n live: %.400s", b, a)
 	}
+}
+
+// persisted writes hist to a new session file and returns it with the
+// resume state a reopened session would have.
+func persisted(t *testing.T, hist []llm.Message) (*journal.Journal, *journal.Loaded) {
+	t.Helper()
+	j, err := journal.Create(t.TempDir(), "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range hist {
+		id, err := j.AppendMessage(m, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return j, &journal.Loaded{Messages: hist, IDs: ids}
 }
 
 func jsonOf(t *testing.T, v any) string {

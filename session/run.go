@@ -107,7 +107,7 @@ func (r *runState) event(le agent.Event) {
 		return
 	case MessageEnd:
 		m := *e.Message
-		if m.Role == llm.Assistant && (m.StopReason == llm.Error || m.StopReason == llm.Aborted) {
+		if failedAnswer(m) {
 			// Kept aside until the session decides whether a retry
 			// replaces it.
 			r.failed = &m
@@ -384,7 +384,7 @@ func (s *Session) prepare(ctx context.Context, prompt []llm.Message) error {
 	auto := s.autoCompact
 	s.mu.Unlock()
 	need := s.need(s.sendableView(), prompt...)
-	if !auto || need*100 <= m.ContextWindow*s.threshold() {
+	if !auto || !s.pastThreshold(need, m.ContextWindow) {
 		return nil
 	}
 	_, err := s.compactFor(ctx, ReasonThreshold, false, prompt)
@@ -443,7 +443,7 @@ func (s *Session) full(convo []llm.Message) bool {
 	if !auto || off || m.ContextWindow <= 0 {
 		return false
 	}
-	return s.need(convo)*100 > m.ContextWindow*s.threshold()
+	return s.pastThreshold(s.need(convo), m.ContextWindow)
 }
 
 // makeRoom compacts for a paused run and continues it. When compaction
@@ -465,11 +465,14 @@ func (s *Session) makeRoom(ctx context.Context) (int, error) {
 	return 1, nil
 }
 
-func (s *Session) threshold() int {
-	if pct := s.cfg.Compaction.ThresholdPercent; pct > 0 {
-		return pct
+// pastThreshold reports that a context of tokens fills more of window
+// than the compaction threshold allows.
+func (s *Session) pastThreshold(tokens, window int) bool {
+	pct := s.cfg.Compaction.ThresholdPercent
+	if pct <= 0 {
+		pct = DefaultThresholdPercent
 	}
-	return DefaultThresholdPercent
+	return tokens*100 > window*pct
 }
 
 // afterSuccess compacts after a successful run whose last call overflowed
@@ -489,13 +492,12 @@ func (s *Session) afterSuccess(ctx context.Context) {
 	if !auto || usage == nil || model.ContextWindow <= 0 {
 		return
 	}
-	pct := s.threshold()
 	used := usage.Input + usage.CacheRead + usage.CacheWrite
 	var reason CompactionReason
 	switch {
 	case model.Overflows(usage):
 		reason = ReasonOverflow
-	case used*100 > model.ContextWindow*pct:
+	case s.pastThreshold(used, model.ContextWindow):
 		reason = ReasonThreshold
 	default:
 		return

@@ -20,7 +20,7 @@ func contextTokens(ms []llm.Message) int {
 func splitCounted(ms []llm.Message) (counted int, rest []llm.Message) {
 	for i := len(ms) - 1; i >= 0; i-- {
 		m := &ms[i]
-		if u := m.Usage; m.Role == llm.Assistant && u != nil && m.StopReason != llm.Error && m.StopReason != llm.Aborted {
+		if u := m.Usage; m.Role == llm.Assistant && u != nil && !failedAnswer(*m) {
 			if m.Timestamp < ms[0].Timestamp {
 				break
 			}

@@ -116,18 +116,27 @@ func (s *Session) need(ms []llm.Message, next ...llm.Message) int {
 	if slices.ContainsFunc(next, func(m llm.Message) bool { return m.Usage != nil }) {
 		ms, next = append(ms[:len(ms):len(ms)], next...), nil // an answer's count may apply
 	}
-	counted, rest := splitCounted(ms)
+	counted, est := s.estimate(ms)
+	est += llm.EstimateTokens(next)
 	s.mu.Lock()
 	scale := s.scale
 	s.mu.Unlock()
-	est := llm.EstimateTokens(rest) + llm.EstimateTokens(next)
-	if counted == 0 {
-		est += s.overhead()
-	}
 	if scale > 1 {
 		est = int(float64(est) * scale)
 	}
 	return counted + est
+}
+
+// estimate splits the size of a request that sends ms into what the
+// provider counted for the last answer and rally's unscaled estimate of
+// the rest, which carries the request's overhead when nothing was counted.
+func (s *Session) estimate(ms []llm.Message) (counted, est int) {
+	counted, rest := splitCounted(ms)
+	est = llm.EstimateTokens(rest)
+	if counted == 0 {
+		est += s.overhead()
+	}
+	return counted, est
 }
 
 // calibrate learns from an overflow that states the request's size how
@@ -137,11 +146,7 @@ func (s *Session) calibrate(sent []llm.Message, rep retry.Report) {
 	if rep.Requested <= 0 {
 		return
 	}
-	counted, rest := splitCounted(sent)
-	est := llm.EstimateTokens(rest)
-	if counted == 0 {
-		est += s.overhead()
-	}
+	counted, est := s.estimate(sent)
 	if est <= 0 || rep.Requested <= counted {
 		return
 	}
