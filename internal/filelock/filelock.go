@@ -16,6 +16,9 @@ import (
 	"path/filepath"
 )
 
+// ErrHeld is TryLock's error for a file another open file holds locked.
+var ErrHeld = errors.New("filelock: held by another open file")
+
 // Lock takes the exclusive lock of the lock file at path, waiting for
 // other holders (in this process or any other) until ctx ends. The
 // returned function releases it. The lock is tied to the open file, so a

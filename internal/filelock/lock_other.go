@@ -10,3 +10,6 @@ import "os"
 func flock(*os.File) error { return nil }
 
 func funlock(*os.File) {}
+
+// TryLock is a no-op where flock(2) does not exist.
+func TryLock(*os.File) error { return nil }

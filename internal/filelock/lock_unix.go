@@ -20,3 +20,23 @@ func flock(f *os.File) error {
 }
 
 func funlock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
+
+// TryLock takes an exclusive flock(2) on the open file f without waiting:
+// ErrHeld when another open file holds one. Close releases it, and the
+// kernel drops it when the process dies. A file system without flock (some
+// network mounts) gives nil: the caller goes on unlocked, as it would
+// where flock does not exist at all.
+func TryLock(f *os.File) error {
+	for {
+		switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err {
+		case syscall.EINTR:
+			continue
+		case syscall.EWOULDBLOCK:
+			return ErrHeld
+		case syscall.ENOLCK, syscall.ENOTSUP:
+			return nil
+		default:
+			return err
+		}
+	}
+}

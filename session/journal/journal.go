@@ -59,6 +59,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rally-agent/rally/internal/filelock"
 	"io"
 	"io/fs"
 	"os"
@@ -202,7 +203,7 @@ func create(path, id, ts, cwd string) (*Journal, error) {
 	}
 	// Locked before the header is written: an Open that finds the file
 	// (rally -c picks the newest) gets ErrLocked, never a file without one.
-	if err := tryLock(f); err != nil {
+	if err := lock(f); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("journal: create %s: %w", path, err)
 	}
@@ -213,6 +214,18 @@ func create(path, id, ts, cwd string) (*Journal, error) {
 		return nil, fmt.Errorf("journal: write %s: %w", path, err)
 	}
 	return &Journal{path: path, id: id, f: f, size: int64(len(line)), ids: map[string]struct{}{}}, nil
+}
+
+// lock takes the one-writer lock of a session file (internal/filelock's
+// TryLock): ErrLocked while another rally process writes it. The lock
+// belongs to the open file, so Close releases it and a crashed rally never
+// leaves a session locked.
+func lock(f *os.File) error {
+	err := filelock.TryLock(f)
+	if errors.Is(err, filelock.ErrHeld) {
+		return ErrLocked
+	}
+	return err
 }
 
 // Open opens an existing session file for appending and returns what
@@ -228,7 +241,7 @@ func Open(path string) (*Journal, *Loaded, error) {
 		return nil, nil, fmt.Errorf("journal: %w", err)
 	}
 	// Locked before reading: what is read is what this writer continues.
-	if err := tryLock(f); err != nil {
+	if err := lock(f); err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("journal: open %s: %w", path, err)
 	}
