@@ -217,17 +217,14 @@ func (m *Model) showSessions(msg sessionsMsg) {
 	}
 	lines := []string{"Sessions, newest first (/resume N):"}
 	for i, s := range msg.list {
-		lines = append(lines, fmt.Sprintf("%2d  %-8s %3d msgs  %s", i+1, age(m.clock().Sub(s.Modified)), s.Messages, clipLine(s.FirstPrompt, 60)))
+		lines = append(lines, fmt.Sprintf("%2d  %-8s %3d msgs  %s", i+1, Age(m.clock().Sub(s.Modified)), s.Messages, clipLine(s.FirstPrompt, 60)))
 	}
 	m.tr.add(block{kind: kInfo, text: strings.Join(lines, "\n")})
 }
 
 // Age is how long ago a session was written, as /resume and rally
-// sessions list it.
-func Age(d time.Duration) string { return age(d) }
-
-// age writes a duration the way a list of sessions reads: 5m ago, 3h ago.
-func age(d time.Duration) string {
+// sessions list it: 5m ago, 3h ago.
+func Age(d time.Duration) string {
 	switch {
 	case d < time.Minute:
 		return "just now"

@@ -111,24 +111,21 @@ func press(m *Model, keys ...string) tea.Cmd {
 	return cmd
 }
 
+// namedKeys are the keys tests name rather than type.
+var namedKeys = map[string]tea.KeyPressMsg{
+	"esc":       {Code: tea.KeyEscape},
+	"enter":     {Code: tea.KeyEnter},
+	"tab":       {Code: tea.KeyTab},
+	"up":        {Code: tea.KeyUp},
+	"down":      {Code: tea.KeyDown},
+	"pgup":      {Code: tea.KeyPgUp},
+	"pgdown":    {Code: tea.KeyPgDown},
+	"alt+enter": {Code: tea.KeyEnter, Mod: tea.ModAlt},
+}
+
 func keyMsg(k string) tea.KeyPressMsg {
-	switch k {
-	case "esc":
-		return tea.KeyPressMsg{Code: tea.KeyEscape}
-	case "enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter}
-	case "tab":
-		return tea.KeyPressMsg{Code: tea.KeyTab}
-	case "up":
-		return tea.KeyPressMsg{Code: tea.KeyUp}
-	case "down":
-		return tea.KeyPressMsg{Code: tea.KeyDown}
-	case "pgup":
-		return tea.KeyPressMsg{Code: tea.KeyPgUp}
-	case "pgdown":
-		return tea.KeyPressMsg{Code: tea.KeyPgDown}
-	case "alt+enter":
-		return tea.KeyPressMsg{Code: tea.KeyEnter, Mod: tea.ModAlt}
+	if m, ok := namedKeys[k]; ok {
+		return m
 	}
 	if c, ok := strings.CutPrefix(k, "ctrl+"); ok {
 		return tea.KeyPressMsg{Code: rune(c[0]), Mod: tea.ModCtrl}

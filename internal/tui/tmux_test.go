@@ -276,6 +276,17 @@ func widest(s string) int {
 	return n
 }
 
+// printMode runs rally -p prompt in dir, with RALLY_HOME dir/home, so a
+// session file is there to resume.
+func printMode(t *testing.T, dir string, srv *llmtest.Server, prompt string) {
+	t.Helper()
+	cmd := exec.Command(rallyBinary(t), append(fakeFlags(srv), "-p", prompt)...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "RALLY_HOME="+filepath.Join(dir, "home"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("print mode: %v\n%s", err, out)
+	}
+}
+
 // TestTmuxContinue resumes, with --continue, the session print mode
 // wrote in this directory: the UI shows its messages and /session names
 // the file.
@@ -283,11 +294,7 @@ func TestTmuxContinue(t *testing.T) {
 	needTmux(t)
 	srv := llmtest.NewServer(t, llmtest.Step{Text: "Noted: the code word is heliotrope."})
 	dir := t.TempDir()
-	print := exec.Command(rallyBinary(t), append(fakeFlags(srv), "-p", "remember the code word")...)
-	print.Dir, print.Env = dir, append(os.Environ(), "RALLY_HOME="+filepath.Join(dir, "home"))
-	if out, err := print.CombinedOutput(); err != nil {
-		t.Fatalf("print mode: %v\n%s", err, out)
-	}
+	printMode(t, dir, srv, "remember the code word")
 	p := startRallyIn(t, dir, srv, 100, 30, "", "--continue")
 	p.waitFor("the resumed messages", func(s string) bool {
 		return strings.Contains(s, "› remember the code word") && strings.Contains(s, "Noted: the code word is heliotrope.")
@@ -305,11 +312,7 @@ func TestTmuxContinueTornSession(t *testing.T) {
 	needTmux(t)
 	srv := llmtest.NewServer(t, llmtest.Step{Text: "Noted."})
 	dir := t.TempDir()
-	print := exec.Command(rallyBinary(t), append(fakeFlags(srv), "-p", "remember this")...)
-	print.Dir, print.Env = dir, append(os.Environ(), "RALLY_HOME="+filepath.Join(dir, "home"))
-	if out, err := print.CombinedOutput(); err != nil {
-		t.Fatalf("print mode: %v\n%s", err, out)
-	}
+	printMode(t, dir, srv, "remember this")
 	files, _ := filepath.Glob(filepath.Join(dir, "home", "sessions", "*", "*.jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("session files %q", files)

@@ -2,8 +2,6 @@ package web
 
 import (
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -36,17 +34,8 @@ func benchSession(id string, start time.Time, n int) *fixture {
 	return j
 }
 
-func benchEnv(b *testing.B) (*env, *http.Cookie) {
-	e := newEnv(b)
-	return e, &http.Cookie{Name: "rally_web_", Value: e.srv.Token()}
-}
-
-func serve(b *testing.B, e *env, ck *http.Cookie, path string) int {
-	req := httptest.NewRequest("GET", path, nil)
-	req.Host = "127.0.0.1"
-	req.AddCookie(ck)
-	w := httptest.NewRecorder()
-	e.srv.ServeHTTP(w, req)
+func serve(b *testing.B, e *env, path string) int {
+	w := serveAuthed(e.srv, path)
 	if w.Code != 200 {
 		b.Fatalf("GET %s: %d %s", path, w.Code, w.Body.String())
 	}
@@ -54,7 +43,7 @@ func serve(b *testing.B, e *env, ck *http.Cookie, path string) int {
 }
 
 func BenchmarkSessionsPage1000(b *testing.B) {
-	e, ck := benchEnv(b)
+	e := newEnv(b)
 	for i := range 1000 {
 		benchSession(fmt.Sprintf("%08d-0000-4000-8000-000000000000", i), t0.Add(time.Duration(i)*time.Minute), 12).write(b, e.sessions)
 	}
@@ -71,12 +60,12 @@ func BenchmarkSessionsPage1000(b *testing.B) {
 		b.Run(name+"/cold", func(b *testing.B) {
 			measure(b, func() {
 				e.srv.sums = newSummaries(e.sessions, nil)
-				serve(b, e, ck, path)
+				serve(b, e, path)
 			})
 		})
 		b.Run(name+"/warm", func(b *testing.B) {
-			serve(b, e, ck, path)
-			measure(b, func() { serve(b, e, ck, path) })
+			serve(b, e, path)
+			measure(b, func() { serve(b, e, path) })
 		})
 	}
 }
@@ -94,13 +83,13 @@ func measure(b *testing.B, f func()) {
 }
 
 func BenchmarkSessionPage10000(b *testing.B) {
-	e, ck := benchEnv(b)
+	e := newEnv(b)
 	j := benchSession("99999999-0000-4000-8000-000000000000", t0, 10000)
 	name := j.write(b, e.sessions)
 	if n := len(j.lines) - 1; n < 10000 {
 		b.Fatalf("%d entries", n)
 	}
 	var size int
-	measure(b, func() { size = serve(b, e, ck, "/sessions/"+name) })
+	measure(b, func() { size = serve(b, e, "/sessions/"+name) })
 	b.ReportMetric(float64(size)/1e6, "MB/page")
 }

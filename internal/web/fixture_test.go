@@ -143,6 +143,17 @@ type env struct {
 	client                  *http.Client // holds the token's cookie
 }
 
+// serveAuthed serves GET path in process, as a browser holding the
+// console's cookie would send it.
+func serveAuthed(srv *Server, path string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("GET", path, nil)
+	req.Host = "127.0.0.1"
+	req.AddCookie(&http.Cookie{Name: cookieName(req), Value: srv.Token()})
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, req)
+	return w
+}
+
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	return newEnvKeys(t, nil)

@@ -1,8 +1,6 @@
 package web
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,11 +27,7 @@ func FuzzSessionPage(f *testing.F) {
 			t.Fatal(err)
 		}
 		for _, path := range []string{"/sessions/" + name, "/sessions"} {
-			req := httptest.NewRequest("GET", path, nil)
-			req.Host = "127.0.0.1"
-			req.AddCookie(&http.Cookie{Name: "rally_web_", Value: srv.Token()})
-			w := httptest.NewRecorder()
-			srv.ServeHTTP(w, req)
+			w := serveAuthed(srv, path)
 			if w.Code != 200 && w.Code != 500 {
 				t.Fatalf("GET %s: %d", path, w.Code)
 			}

@@ -44,10 +44,6 @@ type Config struct {
 	Keys []string
 }
 
-// ProjectSessionDir is where rally keeps the sessions of the project in
-// cwd, for a RALLY_HOME of home: what a Config's SessionDir usually is.
-func ProjectSessionDir(home, cwd string) string { return sessionDir(home, cwd) }
-
 // Server is the console's http.Handler.
 type Server struct {
 	cfg     Config

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -18,9 +17,10 @@ import (
 	"github.com/rally-agent/rally/session/journal"
 )
 
-// sessionDir is the session directory of a project, as rally itself picks
-// it when --session-dir is not given.
-func sessionDir(home, cwd string) string { return journal.Dir(home, cwd) }
+// ProjectSessionDir is where rally keeps the sessions of the project in
+// cwd, for a RALLY_HOME of home (as rally picks it when --session-dir is
+// not given): what a Config's SessionDir usually is.
+func ProjectSessionDir(home, cwd string) string { return journal.Dir(home, cwd) }
 
 // sessionFile is one candidate file of a session directory.
 type sessionFile struct {
@@ -29,29 +29,22 @@ type sessionFile struct {
 	ModTime time.Time
 }
 
-// listSessionFiles returns the .jsonl files of dir, newest first. Session
-// file names start with their creation time in a fixed-width UTC form, so
-// the name order is the time order. A missing directory is no sessions.
+// listSessionFiles returns the session files of dir, newest first, as
+// journal.List names them (so the console lists what rally sessions
+// does). A missing directory is no sessions.
 func listSessionFiles(dir string) ([]sessionFile, error) {
-	des, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
+	paths, err := journal.List(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	var out []sessionFile
-	for _, de := range des {
-		if de.IsDir() || !strings.HasSuffix(de.Name(), ".jsonl") || !de.Type().IsRegular() {
-			continue
+	out := make([]sessionFile, 0, len(paths))
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // removed while listing, or not a plain file
 		}
-		fi, err := de.Info()
-		if err != nil {
-			continue // removed while listing
-		}
-		out = append(out, sessionFile{Name: de.Name(), Size: fi.Size(), ModTime: fi.ModTime()})
+		out = append(out, sessionFile{Name: filepath.Base(p), Size: fi.Size(), ModTime: fi.ModTime()})
 	}
-	slices.SortFunc(out, func(a, b sessionFile) int { return strings.Compare(b.Name, a.Name) })
 	return out, nil
 }
 
