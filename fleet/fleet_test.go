@@ -14,6 +14,7 @@ import (
 	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/fleet/redistest"
+	"github.com/rally-agent/rally/internal/proctest"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/openai"
 	"github.com/rally-agent/rally/llmtest"
@@ -55,18 +56,6 @@ func ask(ctx context.Context, p llm.Provider) error {
 	}
 	_, err = llm.Collect(s)
 	return err
-}
-
-// until polls cond every 10 ms until it holds or d passes.
-func until(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, d)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // everything returns every key and value rally wrote to Redis, to check
@@ -128,7 +117,7 @@ func TestMarksShared(t *testing.T) {
 	if ms, _ := shared.Blocked(ctx, "other"); len(ms) != 0 {
 		t.Errorf("other provider's marks %+v", ms)
 	}
-	until(t, 5*time.Second, "the short mark expires in Redis", func() bool {
+	proctest.Wait(t, "the short mark expires in Redis", func() bool {
 		ms, _ := shared.Blocked(ctx, "")
 		return len(ms) == 1 && ms[0].Key == long.Key
 	})
@@ -361,7 +350,7 @@ func TestRedisDown(t *testing.T) {
 	mu.Unlock()
 
 	rs.Restart()
-	until(t, 5*time.Second, "back to shared mode", func() bool { return !f.Local() })
+	proctest.Wait(t, "back to shared mode", func() bool { return !f.Local() })
 	other := open(t, rs.URL, nil)
 	if err := marks.Block(t.Context(), m); err != nil {
 		t.Fatal(err)

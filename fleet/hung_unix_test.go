@@ -8,6 +8,7 @@ import (
 
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/fleet/redistest"
+	"github.com/rally-agent/rally/internal/proctest"
 	"github.com/rally-agent/rally/llmtest"
 )
 
@@ -41,7 +42,7 @@ func TestRedisHung(t *testing.T) {
 		t.Errorf("5 more requests took %s, as if each waited the 200ms timeout again", d)
 	}
 	rs.Resume()
-	until(t, 5*time.Second, "shared again", func() bool { return !f.Local() })
+	proctest.Wait(t, "shared again", func() bool { return !f.Local() })
 	if warned != 1 {
 		t.Errorf("%d warnings, want 1", warned)
 	}

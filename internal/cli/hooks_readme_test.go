@@ -40,33 +40,6 @@ func fenced(section, lang string) []string {
 	return out
 }
 
-// shellWords splits a command line at spaces, honouring double quotes
-// (all the README's commands need).
-func shellWords(line string) []string {
-	var words []string
-	var w strings.Builder
-	quoted, in := false, false
-	for _, r := range line {
-		switch {
-		case r == '"':
-			quoted, in = !quoted, true
-		case r == ' ' && !quoted:
-			if in {
-				words = append(words, w.String())
-				w.Reset()
-				in = false
-			}
-		default:
-			w.WriteRune(r)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, w.String())
-	}
-	return words
-}
-
 // normalize blanks what differs from run to run: durations, session ids,
 // times.
 func normalize(s string) string {
@@ -155,7 +128,11 @@ func TestREADMEHooks(t *testing.T) {
 			if !ok {
 				t.Fatalf("unknown command %q", st.cmd)
 			}
-			out, errOut, _ := run(t, "", shellWords(args)...)
+			argv, err := shellSplit(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, _ := run(t, "", argv...)
 			got = out + errOut
 		}
 		if len(st.want) == 0 {
