@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/rally-agent/rally/session/journal"
 	"os"
 	"os/signal"
 	"syscall"
@@ -50,7 +51,7 @@ func runWeb(ctx context.Context, s streams, listen, sessionDir string) error {
 		if err != nil {
 			return fmt.Errorf("web: %w", err)
 		}
-		sessionDir = web.ProjectSessionDir(settings.Home(userHome(), os.Getenv), cwd)
+		sessionDir = journal.Dir(settings.Home(userHome(), os.Getenv), cwd)
 	}
 	// The keys the console must never show: those the tools hide. Broken
 	// settings mean the defaults' key variables (the form reports them).

@@ -17,11 +17,6 @@ import (
 	"github.com/rally-agent/rally/session/journal"
 )
 
-// ProjectSessionDir is where rally keeps the sessions of the project in
-// cwd, for a RALLY_HOME of home (as rally picks it when --session-dir is
-// not given): what a Config's SessionDir usually is.
-func ProjectSessionDir(home, cwd string) string { return journal.Dir(home, cwd) }
-
 // sessionFile is one candidate file of a session directory.
 type sessionFile struct {
 	Name    string
