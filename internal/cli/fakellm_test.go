@@ -5,33 +5,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/rally-agent/rally/internal/proctest"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// syncBuffer is a stderr the test reads while the command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is an output the test reads while it is written.
+type syncBuffer = proctest.Buffer
 
 // startFakeLLM runs the command in-process until the returned stop is
 // called, and returns the URL it printed.

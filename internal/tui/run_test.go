@@ -1,34 +1,18 @@
 package tui
 
 import (
-	"bytes"
 	"context"
+	"github.com/rally-agent/rally/internal/proctest"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rally-agent/rally/session"
 )
 
-// syncBuffer is the terminal's output, read while the renderer writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is an output the test reads while it is written.
+type syncBuffer = proctest.Buffer
 
 // panicking panics in Prompt (a bubbletea command) once the UI is on the
 // alternate screen.
