@@ -2,6 +2,7 @@ package web
 
 import (
 	"fmt"
+	"github.com/rally-agent/rally/internal/proctest"
 	"strings"
 	"testing"
 	"time"
@@ -73,12 +74,12 @@ func BenchmarkSessionsPage1000(b *testing.B) {
 // measure runs f b.N times and reports its CPU time per run beside the
 // wall time.
 func measure(b *testing.B, f func()) {
-	cpu := cpuTime()
+	cpu := proctest.CPUTime()
 	for b.Loop() {
 		f()
 	}
 	if b.N > 0 {
-		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/1e3/float64(b.N), "cpu-ms/op")
+		b.ReportMetric(float64((proctest.CPUTime()-cpu).Microseconds())/1e3/float64(b.N), "cpu-ms/op")
 	}
 }
 

@@ -2,12 +2,11 @@ package journal
 
 import (
 	"fmt"
+	"github.com/rally-agent/rally/internal/proctest"
 	"os"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/rally-agent/rally/llm"
@@ -61,13 +60,6 @@ func ownSize(ms []llm.Message) int {
 	return n
 }
 
-// cpuTime is the CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // BenchmarkLoad measures reading a long session file: throughput
 // (MB/s), and the heap it holds afterwards as a multiple of the
 // messages' own size (retained-x; the budget is 2) and of the file
@@ -83,7 +75,7 @@ func BenchmarkLoad(b *testing.B) {
 			b.SetBytes(st.Size())
 			b.ReportAllocs()
 			var ld *Loaded
-			cpu0 := cpuTime()
+			cpu0 := proctest.CPUTime()
 			for b.Loop() {
 				ld, err = Load(path)
 				if err != nil || len(ld.Messages) != n {
@@ -93,7 +85,7 @@ func BenchmarkLoad(b *testing.B) {
 			b.StopTimer()
 			// On a shared machine the wall time measures the neighbours;
 			// the process's CPU time (GC included) measures the load.
-			b.ReportMetric(float64(st.Size())*float64(b.N)/(cpuTime()-cpu0).Seconds()/1e6, "MB/s-cpu")
+			b.ReportMetric(float64(st.Size())*float64(b.N)/(proctest.CPUTime()-cpu0).Seconds()/1e6, "MB/s-cpu")
 			var ms runtime.MemStats
 			ld = nil
 			runtime.GC()

@@ -1,12 +1,11 @@
 package providertest
 
 import (
+	"github.com/rally-agent/rally/internal/proctest"
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/rally-agent/rally/llm"
 )
@@ -74,7 +73,7 @@ func Seeds(f *testing.F, bodies ...string) {
 func Bench(b *testing.B, body []byte, deltas int, parse Parse) {
 	b.SetBytes(int64(len(body)))
 	b.ReportAllocs()
-	cpu0 := cpuTime()
+	cpu0 := proctest.CPUTime()
 	for b.Loop() {
 		s := parse(body)
 		n := 0
@@ -94,12 +93,5 @@ func Bench(b *testing.B, body []byte, deltas int, parse Parse) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*deltas), "ns/delta")
 	// The process's CPU time per delta, GC included: on a shared machine
 	// the wall time above also measures the neighbours.
-	b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N*deltas), "cpu-ns/delta")
-}
-
-// cpuTime is the CPU time this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64((proctest.CPUTime()-cpu0).Nanoseconds())/float64(b.N*deltas), "cpu-ns/delta")
 }

@@ -1,16 +1,16 @@
 //go:build unix
 
-package web
+package proctest
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time this process has used, user and system: on a
+// CPUTime is the CPU time this process has used, user and system: on a
 // machine shared with other work it says what a benchmark costs better
 // than the wall clock does.
-func cpuTime() time.Duration {
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
