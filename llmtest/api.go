@@ -158,7 +158,7 @@ func newReply(st *Step, seq int, in info, bodyLen int, now time.Time) *reply {
 		r.model = DefaultModel
 	}
 	text := st.Text
-	if text == "" && st.Thinking == "" && len(st.ToolCalls) == 0 {
+	if !st.says() {
 		text = DefaultText
 	}
 	r.thinking = split(st.Thinking, st.Chunks)

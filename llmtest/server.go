@@ -46,6 +46,11 @@ type Server struct {
 	// Models is what GET …/models lists; empty lists DefaultModel. Any
 	// model name is answered either way.
 	Models []string
+	// Answer, when set, makes the answer of every step that has none of
+	// its own (no Text, Thinking or ToolCalls) from the text of the
+	// request's last user message, in place of DefaultText: a scripted
+	// server that still answers the question it was asked.
+	Answer func(prompt string) string
 
 	initOnce  sync.Once
 	closeOnce sync.Once
@@ -144,6 +149,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// panic(http.ErrAbortHandler).
 	defer func() { s.finish(x.i, x.outcome) }()
 
+	if s.Answer != nil && x.matched && !x.st.says() {
+		x.st.Text = s.Answer(lastPrompt(body))
+	}
 	x.rp = newReply(&x.st, rec.Seq, in, len(body), rec.Time)
 	if readErr != nil {
 		x.set("http 413")

@@ -28,7 +28,7 @@ Without --session it compacts the latest session of this directory.`,
 			ctx, stop := withStopSignals(cmd.Context())
 			defer stop()
 			defer func() { err = interrupted(ctx, err) }()
-			env, err := newRunEnv(ctx, s, &f, "")
+			env, err := newRunEnv(ctx, s, &f)
 			if err != nil {
 				return err
 			}

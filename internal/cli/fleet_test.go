@@ -162,7 +162,7 @@ func fleetSessions(n, prompts int, args []string) int {
 	done := 0
 	for range n {
 		wg.Go(func() {
-			env, err := newRunEnv(context.Background(), s, &f, "hi")
+			env, err := newRunEnv(context.Background(), s, &f)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return

@@ -82,7 +82,7 @@ type rpcConf struct {
 }
 
 func newRPCBackend(ctx context.Context, s streams, f runFlags) (*rpcBackend, error) {
-	env, err := newRunEnv(ctx, s, &f, "")
+	env, err := newRunEnv(ctx, s, &f)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,7 @@ func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 
 // swap replaces the session with one built from f and closes the old one.
 func (b *rpcBackend) swap(ctx context.Context, f runFlags) (*session.Session, error) {
-	env, err := newRunEnv(ctx, b.s, &f, "")
+	env, err := newRunEnv(ctx, b.s, &f)
 	if err != nil {
 		return nil, err
 	}

@@ -144,7 +144,7 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 	defer stop()
 	defer func() { err = interrupted(ctx, err) }()
 
-	env, err := newRunEnv(ctx, s, f, prompt)
+	env, err := newRunEnv(ctx, s, f)
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,7 @@ func (e *runEnv) close() {
 	}
 }
 
-func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*runEnv, error) {
+func newRunEnv(ctx context.Context, s streams, f *runFlags) (*runEnv, error) {
 	st, err := loadSettings(s)
 	if err != nil {
 		return nil, err
@@ -229,7 +229,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	env := &runEnv{st: st}
 	o := settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}
 	if f.preset != "" {
-		url, stop, err := startPreset(f.preset, prompt)
+		url, stop, err := startPreset(f.preset)
 		if err != nil {
 			return nil, err
 		}
@@ -240,16 +240,10 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	if err != nil {
 		return nil, err
 	}
-	if f.preset == "stall" {
-		// The demo should not take the default 60 s to notice the stall.
-		target.Config.IdleTimeoutMs = 2000
-	}
+	presetTarget(f.preset, &target)
 	model, err := modelFor(target)
 	if err != nil {
 		return nil, &exitError{2, err}
-	}
-	if f.preset == "overflow" {
-		model.ContextWindow = presetWindow
 	}
 	home := settings.Home(userHome(), os.Getenv)
 	logger, closeLog := newLogger(home, s.err, f.verbose)
@@ -413,19 +407,22 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config,
 }
 
 // startPreset runs the fake LLM with a preset on a loopback port. Its
-// answers are the sim model's answer to the prompt, streamed word by word,
-// so the demo reads like a real session.
-func startPreset(name, prompt string) (url string, stop func(), err error) {
+// answers are the sim model's answer to each request's prompt, streamed
+// word by word, so the demo reads like a real session in every mode: the
+// UI and RPC start the server before any prompt is known.
+func startPreset(name string) (url string, stop func(), err error) {
 	steps, err := llmtest.Preset(name)
 	if err != nil {
 		return "", nil, &exitError{2, err}
 	}
-	answer := sim.Answer(prompt)
 	for i := range steps {
 		// The last step is the answer after the faults (a dropped stream
 		// was sending it too); others keep their text (overflow's summary).
 		if i == len(steps)-1 || steps[i].Fault == llmtest.Drop {
-			steps[i].Text, steps[i].Delay = answer, sim.DefaultDelay
+			steps[i].Text, steps[i].Delay = "", sim.DefaultDelay
+		}
+		if name == "overflow" && steps[i].Error == llmtest.Overflow {
+			steps[i].Body = presetOverflow
 		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -433,6 +430,7 @@ func startPreset(name, prompt string) (url string, stop func(), err error) {
 		return "", nil, fmt.Errorf("preset: listen: %w", err)
 	}
 	fake := llmtest.New(steps...)
+	fake.Answer = sim.Answer
 	srv := &http.Server{Handler: fake}
 	go srv.Serve(ln)
 	return "http://" + ln.Addr().String() + "/v1", func() { fake.Close(); srv.Close() }, nil
