@@ -87,12 +87,7 @@ func summarize(path string) sessionSummary {
 		s.Err = err
 		return s
 	}
-	s.Messages = len(l.Messages)
-	for _, m := range l.Messages {
-		if m.Role == llm.User && s.FirstPrompt == "" {
-			s.FirstPrompt = m.TextOf()
-		}
-	}
+	s.Messages, s.FirstPrompt = len(l.Messages), l.FirstPrompt()
 	for _, e := range l.Entries {
 		if e.Message == nil || e.Message.Role != llm.Assistant {
 			continue
