@@ -70,7 +70,7 @@ func TestExhausted(t *testing.T) {
 		if !errors.As(err, &re) || re.Retries != 3 || re.Class != retry.Transient {
 			t.Fatalf("err %v, want RunError after 3 retries", err)
 		}
-		if !strings.Contains(err.Error(), "retry failed after 3 attempts") {
+		if !strings.Contains(err.Error(), "retry failed after 4 calls (3 retries)") {
 			t.Errorf("message %q", err)
 		}
 		if f.calls() != 4 {

@@ -131,14 +131,14 @@ type RunError struct {
 
 // Error says what failed. The reason is shown when it adds to Err: not for
 // a class that is never retried (the provider's message says it all), nor
-// after exhaustion ("retry failed after N attempts" says it).
+// after exhaustion ("retry failed after 3 calls (2 retries)" says it).
 func (e *RunError) Error() string {
 	msg := e.Err.Error()
 	if e.Reason != "" && e.Class.Retryable() && !e.Exhausted {
 		msg = e.Reason + ": " + msg
 	}
 	if e.Retries > 0 {
-		return fmt.Sprintf("retry failed after %d attempts: %s", e.Retries, msg)
+		return "retry failed after " + CallsMade(e.Retries) + ": " + msg
 	}
 	return msg
 }

@@ -205,7 +205,7 @@ func TestREADMEHooksWithoutNotifySend(t *testing.T) {
 	}
 	_, errOut, code = run(t, "", "--no-session", "--preset", "overloaded", "-p", "What does rally do?")
 	hook := "rally: hook hooks[0] (examples/hooks/notify-failed-retry.sh) on auto_retry_end: exit status 127\n"
-	if code != 1 || strings.Count(errOut, hook) != 1 || !strings.Contains(errOut, "rally: retry failed after 1 attempts") {
+	if code != 1 || strings.Count(errOut, hook) != 1 || !strings.Contains(errOut, "rally: retry failed after 2 calls (1 retry): fake-llm: 503") {
 		t.Errorf("the run: exit %d, stderr\n%s", code, errOut)
 	}
 }

@@ -263,11 +263,11 @@ func (m *Model) event(msg any) tea.Cmd {
 		m.lineDone = true
 		switch {
 		case msg.cancelled && m.aborted:
-			m.tr.add(block{kind: kNotice, text: fmt.Sprintf("Aborted after %d retry attempt(s)", msg.attempt)})
+			m.tr.add(block{kind: kNotice, text: "Aborted after " + session.CallsMade(msg.attempt)})
 		case msg.cancelled:
 			m.tr.add(block{kind: kNotice, text: "Retry cancelled"})
 		default:
-			m.tr.add(block{kind: kError, text: fmt.Sprintf("Retry failed after %d attempts: %s", msg.attempt, msg.finalError)})
+			m.tr.add(block{kind: kError, text: "Retry failed after " + session.CallsMade(msg.attempt) + ": " + msg.finalError})
 		}
 	case storeErrorMsg:
 		m.tr.add(block{kind: kError, text: "Session file not saved (" + msg.op + "): " + msg.err + "; the session goes on in memory"})

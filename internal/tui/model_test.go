@@ -109,7 +109,7 @@ func TestFinalLines(t *testing.T) {
 		{"retry failed", func(m *Model) {
 			retryStart(m, 3, 2*time.Second)
 			ev(m, retryEndMsg{attempt: 3, finalError: err503})
-		}, &session.RunError{Retries: 3, Err: errors.New(err503)}, "Retry failed after 3 attempts: " + err503},
+		}, &session.RunError{Retries: 3, Err: errors.New(err503)}, "Retry failed after 4 calls (3 retries): " + err503},
 		{"retry cancelled", func(m *Model) {
 			retryStart(m, 1, 2*time.Second)
 			ev(m, retryEndMsg{attempt: 1, finalError: session.RetryCancelled, cancelled: true})
@@ -120,7 +120,7 @@ func TestFinalLines(t *testing.T) {
 			ev(m, assistantStartMsg{})
 			ev(m, messageEndMsg{msg: llm.Message{Role: llm.Assistant, StopReason: llm.Aborted}})
 			ev(m, retryEndMsg{attempt: 2, finalError: session.RetryCancelled, cancelled: true})
-		}, context.Canceled, "Aborted after 2 retry attempt(s)"},
+		}, context.Canceled, "Aborted after 3 calls (2 retries)"},
 		{"aborted", func(m *Model) {
 			ev(m, runStartMsg{})
 			ev(m, assistantStartMsg{})

@@ -402,8 +402,8 @@ func TestTmuxCompact(t *testing.T) {
 }
 
 // TestTmuxAbort presses Esc while the answer streams: without a retry the
-// line is "Operation aborted"; in the retried call, "Aborted after 1 retry
-// attempt(s)". Nothing more reaches the fake LLM either way.
+// line is "Operation aborted"; in the retried call, "Aborted after 2 calls (1
+// retry)". Nothing more reaches the fake LLM either way.
 func TestTmuxAbort(t *testing.T) {
 	slow := llmtest.Step{Text: "Streaming slowly so that Esc lands in the middle of this answer.", Chunks: 12, Delay: 300 * time.Millisecond}
 	srv := llmtest.NewServer(t, slow, llmtest.Step{Fault: llmtest.HTTPError, Status: 503}, slow)
@@ -419,7 +419,7 @@ func TestTmuxAbort(t *testing.T) {
 		return strings.Count(s, "Streaming slowly") == 2 && !strings.Contains(s, "Retrying (")
 	})
 	p.keys("Escape")
-	s = p.waitFor("the abort after a retry", func(s string) bool { return strings.Contains(s, "Aborted after 1 retry attempt(s)") && idle(s) })
+	s = p.waitFor("the abort after a retry", func(s string) bool { return strings.Contains(s, "Aborted after 2 calls (1 retry)") && idle(s) })
 	if strings.Count(s, "Operation aborted") != 1 || strings.Contains(s, "Retry cancelled") {
 		t.Fatalf("abort after a retry:\n%s", s)
 	}
