@@ -85,7 +85,7 @@ func classifyLines(in io.Reader, out io.Writer, clock func() time.Time) error {
 func classifyLine(line []byte, now time.Time) classifyOut {
 	var in classifyIn
 	if err := json.Unmarshal(line, &in); err != nil {
-		return classifyOut{Error: "classify: bad input: " + err.Error()}
+		return classifyOut{Error: "classify: bad input: " + classifyInputError(err)}
 	}
 	f := retry.Failure{Provider: in.Provider, Status: in.Status, Body: bodyText(in.Body)}
 	if len(in.Headers) > 0 {
