@@ -189,6 +189,19 @@ func TestREADMEExamples(t *testing.T) {
 	if len(blocks) < 8 {
 		t.Fatalf("%d marked README blocks; the examples lost their markers?", len(blocks))
 	}
+	bin := readmeBin(t)
+	for _, b := range blocks {
+		t.Run(fmt.Sprintf("README:%d", b.line), func(t *testing.T) {
+			t.Parallel()
+			runReadmeBlock(t, b, bin, doc)
+		})
+	}
+}
+
+// readmeBin is a directory holding the rally command the examples run:
+// this test binary as rally (see TestMain).
+func readmeBin(t *testing.T) string {
+	t.Helper()
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Fatal("the README examples need bash")
 	}
@@ -201,18 +214,28 @@ func TestREADMEExamples(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(bin, "rally"), []byte(wrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	for _, b := range blocks {
-		t.Run(fmt.Sprintf("README:%d", b.line), func(t *testing.T) {
-			t.Parallel()
-			runReadmeBlock(t, b, bin, doc)
-		})
-	}
+	return bin
 }
 
 func runReadmeBlock(t *testing.T, b readmeBlock, bin string, readme []byte) {
-	home, work := t.TempDir(), t.TempDir()
-	os.WriteFile(filepath.Join(work, "README.md"), readme, 0o644)
-	env := append([]string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + home, "TZ=UTC", "NO_COLOR=1", "LANG=C.UTF-8"}, b.env...)
+	d := readmeDirs{home: t.TempDir(), work: t.TempDir(), tmp: t.TempDir()}
+	os.WriteFile(filepath.Join(d.work, "README.md"), readme, 0o644)
+	runReadmeBlockIn(t, b, bin, d, true)
+}
+
+// readmeDirs are where a block runs: its HOME, its working directory and
+// its TMPDIR (what mktemp -d uses), shown as /home/me and /tmp.
+type readmeDirs struct{ home, work, tmp string }
+
+// readmeExport is a command `export NAME=…`, which sets NAME for the
+// block's later commands as it would in the reader's shell.
+var readmeExport = regexp.MustCompile(`^export ([A-Za-z_][A-Za-z0-9_]*)=`)
+
+// runReadmeBlockIn runs b's commands in d; compare checks what they print
+// against the README (else only their exit status).
+func runReadmeBlockIn(t *testing.T, b readmeBlock, bin string, d readmeDirs, compare bool) {
+	home, work := d.home, d.work
+	env := append([]string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + home, "TMPDIR=" + d.tmp, "TZ=UTC", "NO_COLOR=1", "LANG=C.UTF-8"}, b.env...)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	port := ""
@@ -223,6 +246,16 @@ func runReadmeBlock(t *testing.T, b readmeBlock, bin string, readme []byte) {
 		script := strings.ReplaceAll(c.text, "go run ./cmd/rally", "rally")
 		if port != "" {
 			script = strings.ReplaceAll(script, "PORT", port)
+		}
+		if m := readmeExport.FindStringSubmatch(script); m != nil {
+			cmd := exec.CommandContext(ctx, "bash", "-c", script+"\nprintf %s \"$"+m[1]+"\"")
+			cmd.Dir, cmd.Env = work, env
+			v, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("README:%d: %s: %v", c.line, c.text, err)
+			}
+			env = append(env, m[1]+"="+string(v))
+			continue
 		}
 		cmd := exec.CommandContext(ctx, "bash", "-c", script)
 		cmd.Dir, cmd.Env = work, env
@@ -235,7 +268,7 @@ func runReadmeBlock(t *testing.T, b readmeBlock, bin string, readme []byte) {
 		} else if err != nil {
 			t.Fatalf("README:%d: %v", c.line, err)
 		}
-		printed := strings.ReplaceAll(out.String(), home, "/home/me")
+		printed := strings.ReplaceAll(strings.ReplaceAll(out.String(), home, "/home/me"), d.tmp, "/tmp")
 		got := strings.Split(strings.TrimRight(printed, "\n"), "\n")
 		if out.Len() == 0 {
 			got = []string{}
@@ -244,7 +277,7 @@ func runReadmeBlock(t *testing.T, b readmeBlock, bin string, readme []byte) {
 			t.Errorf("README:%d: %s\nexit %d, want %d; it printed:\n%s", c.line, c.text, code, c.code, out.String())
 			continue
 		}
-		if c.want != nil && !matchOutput(c.want, got) {
+		if compare && c.want != nil && !matchOutput(c.want, got) {
 			t.Errorf("README:%d: %s\nprinted:\n%s\nthe README shows:\n%s", c.line, c.text, strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 		}
 	}
