@@ -5,9 +5,12 @@ package retry
 type Signal uint8
 
 const (
+	// SignalUnknown is the zero Signal: nothing said which signal decided
+	// (a Report a custom classifier made by hand).
+	SignalUnknown Signal = iota
 	// SignalNone: nothing recognised the failure; the class is the Fatal
 	// default, so an unknown error is never retried by accident.
-	SignalNone Signal = iota
+	SignalNone
 	// SignalOverflow: a size stated against a context limit, in a code or
 	// in words.
 	SignalOverflow
@@ -32,6 +35,7 @@ const (
 )
 
 var signalNames = [...]string{
+	SignalUnknown:  "",
 	SignalNone:     "none",
 	SignalOverflow: "overflow",
 	SignalHeader:   "header",
