@@ -173,7 +173,10 @@ func countOverLimit(ft *facts) bool {
 	}
 	const reach = 100
 	t := ft.text
-	for _, c := range comparisons.words {
+	for k, c := range comparisons.words {
+		if !ft.found.has(comparisons.ids[k]) {
+			continue // the scan saw no such comparison: no need to look for it
+		}
 		for i := 0; i < len(t); {
 			j := strings.Index(t[i:], c)
 			if j < 0 {
@@ -182,7 +185,7 @@ func countOverLimit(ft *facts) bool {
 			at := i + j
 			i = at + len(c)
 			w := t[max(0, at-reach):min(len(t), at+len(c)+reach)]
-			if hasAny(w, limitNouns...) && hasAny(w, sizeNouns...) && (hasDigit(w) || strings.Contains(w, "max")) && !hasAny(w, budgetWords...) {
+			if hasAny(w, sizeNouns...) && hasAny(w, limitNouns...) && (hasDigit(w) || strings.Contains(w, "max")) && !hasAny(w, budgetWords...) {
 				return true
 			}
 		}

@@ -57,13 +57,15 @@ type dictionary struct {
 	out    [][]uint16 // state → phrases that end here
 }
 
-var dict = &dictionary{index: map[string]uint16{}}
+// The dictionary is filled at init, so its map is sized for the phrases
+// the rules hold (about 250) rather than grown.
+var dict = &dictionary{index: make(map[string]uint16, 320), words: make([]string, 0, 320)}
 
 // list registers words and returns them as a rule's list.
 func (d *dictionary) list(words ...string) *phrases {
 	p := &phrases{words: words, ids: make([]uint16, len(words))}
 	for i, w := range words {
-		if w == "" || w != normalize(w) {
+		if w == "" || !normalized(w) {
 			panic(fmt.Sprintf("retry: phrase %q must be lowercase and whitespace-normalised", w))
 		}
 		id, ok := d.index[w]
@@ -153,6 +155,22 @@ func (d *dictionary) scan(t string) found {
 		}
 	}
 	return f
+}
+
+// normalized reports whether normalize(w) == w, without building the
+// copy: registering the phrases at init then allocates nothing per phrase.
+func normalized(w string) bool {
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case 'A' <= c && c <= 'Z', c == '\t', c == '\n', c == '\r', c == '\v', c == '\f':
+			return false
+		case c == ' ' && i+1 < len(w) && w[i+1] == ' ':
+			return false
+		case c >= 0x80:
+			return strings.ToLower(w) == w
+		}
+	}
+	return true
 }
 
 // normalize lowercases s and folds every run of whitespace into one space,
