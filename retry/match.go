@@ -175,7 +175,8 @@ func normalized(w string) bool {
 
 // normalize lowercases s and folds every run of whitespace into one space,
 // so that a message wrapped over lines by a terminal or a log reads the same
-// as the original.
+// as the original. Runs of bytes that need no change are copied whole: this
+// is on every classification's path, over bodies of a few kilobytes.
 func normalize(s string) string {
 	ascii := true
 	for i := 0; i < len(s); i++ {
@@ -189,24 +190,33 @@ func normalize(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	space := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] > ' ' && (s[j] < 'A' || s[j] > 'Z') {
+			j++
+		}
+		b.WriteString(s[i:j])
+		if j == len(s) {
+			break
+		}
+		switch c := s[j]; {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
-			space = true
-			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		if space {
+			for j < len(s) && isSpace(s[j]) {
+				j++
+			}
 			b.WriteByte(' ')
-			space = false
+		case 'A' <= c && c <= 'Z':
+			b.WriteByte(c + 'a' - 'A')
+			j++
+		default: // another control byte: kept
+			b.WriteByte(c)
+			j++
 		}
-		b.WriteByte(c)
-	}
-	if space {
-		b.WriteByte(' ')
+		i = j
 	}
 	return b.String()
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }

@@ -142,13 +142,18 @@ func (ft *facts) field(key, val string, text *strings.Builder) {
 		}
 	case "message", "error", "detail", "details", "raw", "msg", "errormessage", "description":
 		text.WriteByte('\n')
-		text.WriteString(val)
-		// OpenRouter and proxies nest a provider's JSON body as a string.
+		// OpenRouter and proxies nest a provider's JSON body as a string:
+		// its fields are read, and its text stands once, as the top-level
+		// body's does (findJSON keeps the whole string when text follows
+		// the value).
 		if strings.ContainsAny(val, "{") {
-			if v, _, ok := findJSON(val); ok {
+			if v, at, ok := findJSON(val); ok {
+				text.WriteString(val[:at])
 				ft.walkJSON(v, text)
+				return
 			}
 		}
+		text.WriteString(val)
 	case "quotaid", "quota_id", "quotametric", "quota_metric":
 		ft.quotas = append(ft.quotas, strings.ToLower(val))
 	case "retrydelay", "retry_delay", "resets_in_seconds", "resets_at", "retry_after", "retry_after_ms", "retryafter", "estimated_time":
