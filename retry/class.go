@@ -1,8 +1,3 @@
-// Package retry is rally's retry policy: it classifies a failed model call,
-// reads the wait the server asked for, and decides whether to retry, switch
-// credential or model, or give up. It is pure and clock-free: callers pass in
-// the current time and a source of randomness, so every rule can be
-// table-tested. It imports nothing of rally.
 package retry
 
 import "fmt"

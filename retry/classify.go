@@ -12,41 +12,41 @@ import (
 	"time"
 )
 
-// Classify gives a failure its class, by these rules in order:
-// context overflow first, then an explicit x-should-retry header, then
-// structured fields (HTTP status, error type and code, Go transport error
-// types), then the text of the message, and Fatal for anything else.
+// Classify gives a failure its class. It reads the signals in the order
+// doc.go gives and explains: a size against a context limit first, then an
+// explicit x-should-retry header, then typed codes, the families of meaning
+// (billing, quota periods, content blocks, missing resources), the status,
+// the size of a stated wait, the network taxonomy, and the text fallback
+// last; Fatal when nothing matched.
 //
 // Text is matched after lowercasing and folding whitespace, so a message
-// wrapped over lines reads like the original. One rule needs the hint: a
-// rate limit whose stated wait is LongWait or more is a UsageLimit. Classify
-// reads that wait itself, from relative values only (seconds, durations,
-// "try again in …"), so it stays clock-free and costs nothing unless the
-// failure is a rate limit.
+// wrapped over lines reads like the original. Classify reads a stated wait
+// itself, from relative values only (seconds, durations, "try again in …"),
+// so it stays clock-free.
 func Classify(f Failure) Verdict {
 	ft := parse(f)
 	if r := overflow(&ft); r != "" {
 		w, n := sizes(&ft)
-		return Verdict{Class: ContextOverflow, Reason: r, Window: w, Requested: n}
+		return Verdict{Class: ContextOverflow, Reason: r, Window: w, Requested: n, Signal: SignalOverflow}
 	}
 	if f.Header != nil {
 		switch strings.ToLower(strings.TrimSpace(f.Header.Get("x-should-retry"))) {
 		case "true":
-			if c, r := structured(f, &ft); c == UsageLimit {
-				return Verdict{Class: c, Reason: r + "; x-should-retry: true"}
+			if c, r, s := structured(f, &ft); c == UsageLimit {
+				return Verdict{Class: c, Reason: r + "; x-should-retry: true", Signal: s}
 			}
-			return Verdict{Class: Transient, Reason: "x-should-retry: true"}
+			return Verdict{Class: Transient, Reason: "x-should-retry: true", Signal: SignalHeader}
 		case "false":
-			return Verdict{Class: Fatal, Reason: "x-should-retry: false"}
+			return Verdict{Class: Fatal, Reason: "x-should-retry: false", Signal: SignalHeader}
 		}
 	}
-	if c, r := structured(f, &ft); r != "" {
-		return Verdict{Class: c, Reason: r}
+	if c, r, s := structured(f, &ft); r != "" {
+		return Verdict{Class: c, Reason: r, Signal: s}
 	}
 	if c, r := textual(&ft); r != "" {
-		return Verdict{Class: c, Reason: r}
+		return Verdict{Class: c, Reason: r, Signal: SignalText}
 	}
-	return Verdict{Class: Fatal, Reason: "unrecognised error"}
+	return Verdict{Class: Fatal, Reason: "unrecognised error", Signal: SignalNone}
 }
 
 // overflowCodes are structured codes that mean the request does not fit.
@@ -104,9 +104,12 @@ var overflowPhrases = dict.list(
 // Fragments for the general overflow rule (countOverLimit).
 var (
 	// comparisons state that something is over a limit.
-	comparisons = dict.list("exceed", "too long", "too large", "longer than", "larger than", "greater than", " > ", ">=")
+	comparisons = dict.list("exceed", "too long", "too large", "longer than", "larger than", "greater than", " > ", ">=",
+		"length should be", "must have less than", "is not possible")
 	// limitNouns name the limit that matters for overflow.
-	limitNouns = []string{"context", "prompt", "input", "n_ctx", "token limit", "model length"}
+	limitNouns = []string{"context", "prompt", "input", "n_ctx", "token limit", "model length", "sequence length", "message tokens"}
+	// sizeNouns say that what is compared is a size in tokens or length.
+	sizeNouns = []string{"token", "length"}
 	// budgetWords mark a rate or quota budget, which is not the window.
 	budgetWords = []string{"per minute", "per min", "tokens per", "per hour", "per day", "rate limit", "tpm", "tpd", "quota", "/min"}
 )
@@ -153,12 +156,14 @@ func overflow(ft *facts) string {
 }
 
 // countOverLimit is the general overflow rule, for the wordings no list
-// names yet: a message that states a token count against a context, prompt
-// or input limit is an overflow, whoever sends it ("Input length (N tokens)
-// exceeds the maximum allowed length", "prompt token count of N exceeds the
-// limit of M", "Prompt too long: N tokens exceeds max context window"). The
-// count, the comparison and the limit must stand within one stretch of text,
-// and a per-minute or per-day budget is a rate limit, not the window.
+// names yet: a message that states a size in tokens or length against a
+// context, prompt, input or model limit is an overflow, whoever sends it
+// ("Input length (N tokens) exceeds the maximum allowed length", "The
+// decoder prompt (length N) is longer than the maximum model length of M",
+// "Range of input length should be [1, M]", "inputs must have less than M
+// tokens"). The size, the comparison and the limit must stand within one
+// stretch of text with a number or a "max", and a per-minute or per-day
+// budget is a rate limit, not the window.
 func countOverLimit(ft *facts) bool {
 	if comparisons.first(&ft.found) == "" {
 		return false // the common path: nothing is compared with anything
@@ -168,7 +173,10 @@ func countOverLimit(ft *facts) bool {
 	}
 	const reach = 100
 	t := ft.text
-	for _, c := range comparisons.words {
+	for k, c := range comparisons.words {
+		if !ft.found.has(comparisons.ids[k]) {
+			continue // the scan saw no such comparison: no need to look for it
+		}
 		for i := 0; i < len(t); {
 			j := strings.Index(t[i:], c)
 			if j < 0 {
@@ -177,7 +185,7 @@ func countOverLimit(ft *facts) bool {
 			at := i + j
 			i = at + len(c)
 			w := t[max(0, at-reach):min(len(t), at+len(c)+reach)]
-			if hasAny(w, limitNouns...) && strings.Contains(w, "token") && hasDigit(w) && !hasAny(w, budgetWords...) {
+			if hasAny(w, sizeNouns...) && hasAny(w, limitNouns...) && (hasDigit(w) || strings.Contains(w, "max")) && !hasAny(w, budgetWords...) {
 				return true
 			}
 		}
@@ -280,55 +288,82 @@ func hasCode(ft *facts, set []string) string {
 	return ""
 }
 
-func structured(f Failure, ft *facts) (Class, string) {
+func structured(f Failure, ft *facts) (Class, string, Signal) {
 	if c := hasCode(ft, billingCodes); c != "" {
-		return Fatal, "billing: " + c
+		return Fatal, "billing: " + c, SignalCode
 	}
 	// A plan quota sent as 402 (GitHub Copilot's quota_exceeded) resets with
 	// the plan period; it is a usage limit, not an empty account.
 	if c := hasCode(ft, usageCodes); c != "" {
-		return UsageLimit, "usage limit: " + c
+		return UsageLimit, "usage limit: " + c, SignalCode
 	}
 	if ft.status == 402 {
-		return Fatal, "billing: http 402"
+		return Fatal, "billing: http 402", SignalStatus
 	}
 	if isBilling(f.Provider, ft) {
-		return Fatal, "billing: out of credit"
+		return Fatal, "billing: out of credit", SignalFamily
 	}
-	limited := ft.status == 429 || hasCode(ft, transientCodes) != ""
-	if limited && isLongQuota(ft) {
-		return UsageLimit, "usage limit: long-period quota"
+	// A cause no wait can fix, under whatever status it arrives: a proxy's
+	// 429 around a content block, a 500 for a model that does not fit the
+	// machine, a 502 from a route that does not exist.
+	if r := fatalCause(ft); r != "" {
+		return Fatal, "fatal: " + r, SignalFamily
+	}
+	limited := ft.status == 429 || hasCode(ft, transientCodes) != "" || rateWords(ft)
+	if limited || ft.status == 0 || ft.status >= 500 {
+		// A quota by the day, the plan or the free tier is a usage limit
+		// whatever status carries it (g4f sends its daily cap as a 500).
+		if r := longQuota(ft); r != "" && (limited || hasAny(ft.text, limitWords...)) {
+			return UsageLimit, "usage limit: " + r, SignalFamily
+		}
 	}
 	// By magnitude: a limit whose stated wait is an hour or more is a plan
 	// or daily quota, whatever its wording ("retry after 86400 seconds",
 	// "your quota will reset after 27h41m36s").
 	if limited && statedWait(f, ft) >= LongWait {
-		return UsageLimit, "usage limit: stated wait of an hour or more"
+		return UsageLimit, "usage limit: stated wait of an hour or more", SignalWait
 	}
 	if c := hasCode(ft, transientCodes); c != "" {
-		return Transient, "transient: " + c
+		return Transient, "transient: " + c, SignalCode
 	}
 	switch s := ft.status; {
 	case s == 408 || s == 409 || s == 425 || s == 429:
-		return Transient, "transient: http " + itoa(s)
+		return Transient, "transient: http " + itoa(s), SignalStatus
 	case s >= 500 && s <= 599:
-		return Transient, "transient: http " + itoa(s)
+		return Transient, "transient: http " + itoa(s), SignalStatus
 	}
 	if c, r := transport(f.Err); r != "" {
-		return c, r
+		return c, r, SignalNetwork
 	}
 	// Some providers send capacity trouble as a bad request (Mistral's
 	// "Service tier capacity exceeded" is an invalid_request_error).
 	if p := capacityPhrases.first(&ft.found); p != "" && ft.status != 401 && ft.status != 403 {
-		return Transient, "transient: " + p
+		return Transient, "transient: " + p, SignalFamily
 	}
 	if c := hasCode(ft, fatalCodes); c != "" {
-		return Fatal, "fatal: " + c
+		return Fatal, "fatal: " + c, SignalCode
 	}
 	if s := ft.status; s >= 400 && s <= 499 {
-		return Fatal, "fatal: http " + itoa(s)
+		return Fatal, "fatal: http " + itoa(s), SignalStatus
 	}
-	return Fatal, ""
+	if p := networkPhrases.first(&ft.found); p != "" {
+		return Transient, "transient: network " + p, SignalNetwork
+	}
+	if p := serverFault.first(&ft.found); p != "" {
+		return Transient, "transient: server fault: " + p, SignalFamily
+	}
+	if p := rateLimited.first(&ft.found); p != "" && !strings.Contains(ft.text, "quota") {
+		return Transient, "transient: rate limited: " + p, SignalFamily
+	}
+	// A message that states a wait asks to be retried: "Please wait 8s",
+	// "Come back in 3h 47m" (an hour or more is a usage limit).
+	if d := statedWait(f, ft); d > 0 {
+		if d >= LongWait {
+			return UsageLimit, "usage limit: stated wait of an hour or more", SignalWait
+		}
+		return Transient, "transient: stated wait", SignalWait
+	}
+	return Fatal, "", SignalNone
 }
 
 // LongWait is the stated wait from which a rate limit is read as a usage
@@ -375,17 +410,6 @@ func quotaMeansBilling(provider string) bool {
 	return false
 }
 
-// isLongQuota reports a quota that resets on a scale of hours to days:
-// per-day ids, plan or subscription caps, "usage limit" wording.
-func isLongQuota(ft *facts) bool {
-	for _, q := range ft.quotas {
-		if strings.Contains(q, "perday") || strings.Contains(q, "per_day") || strings.Contains(q, "daily") {
-			return true
-		}
-	}
-	return longQuotaPhrases.first(&ft.found) != ""
-}
-
 var billingPhrases = dict.list(
 	"credit balance is too low", "insufficient balance", "insufficient_balance",
 	"insufficient credits", "out of credits", "billing hard limit",
@@ -393,20 +417,6 @@ var billingPhrases = dict.list(
 	"requires more credits", "your account is not active", "spending limit",
 	"used all available credits", "prompt tokens limit exceeded",
 	"余额不足", // Zhipu: "insufficient balance"
-)
-
-var longQuotaPhrases = dict.list(
-	"usage limit", "per day", "tokens per day", "requests per day", "(tpd)", "(rpd)",
-	"daily limit", "daily quota", "daily rate limit", "per-day", "monthly limit",
-	"weekly limit", "plan limit", "subscription limit", "perday", "fair usage policy",
-	"extra usage is required", "allocated quota exceeded",
-	// Subscription clients render their plan windows as text: Claude Code
-	// "You've hit your limit · resets 4:50am (Europe/Rome)" and "… session
-	// limit …", Gemini CLI "Access resets at 10:57 PM GMT-3", GitHub
-	// Copilot "you have exceeded your Copilot token usage".
-	"hit your limit", "hit your session limit", "hit your weekly limit",
-	"limits will reset at", "access resets at", "exceeded your copilot token usage",
-	"premium request allowance",
 )
 
 // transport classifies Go errors by type.

@@ -46,12 +46,25 @@ func (e corpusEntry) failure() Failure {
 	return f
 }
 
+// heldbackFile is the third of issue 23's errors kept out of tuning; only
+// TestHeldback and the benchmarks read it.
+const heldbackFile = "testdata/corpus/heldback.jsonl"
+
+// loadCorpus reads the corpus the classifier is held to exactly: every file
+// but the held-back one.
 func loadCorpus(t testing.TB) []corpusEntry {
 	t.Helper()
 	files, err := filepath.Glob("testdata/corpus/*.jsonl")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no corpus files: %v", err)
 	}
+	files = slices.DeleteFunc(files, func(f string) bool { return f == heldbackFile })
+	return readCorpus(t, files...)
+}
+
+// readCorpus reads the named corpus files; names must be unique across them.
+func readCorpus(t testing.TB, files ...string) []corpusEntry {
+	t.Helper()
 	var all []corpusEntry
 	seen := map[string]bool{}
 	for _, file := range files {

@@ -65,4 +65,6 @@ type Verdict struct {
 	// 8192 tokens", "n_ctx (4096)", "limit of 64000") and the size in
 	// tokens of the request's input that did not fit.
 	Window, Requested int
+	// Signal is the kind of evidence that decided.
+	Signal Signal
 }

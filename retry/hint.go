@@ -226,6 +226,7 @@ func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 var bodyPhrases = []string{
 	"try again in", "retry in", "retry after", "please wait", "reset after",
 	"resets in", "reset in", "wait for", "retry-after:", "try again after",
+	"come back in",
 }
 
 // absPhrases introduce an absolute reset time in a message. Claude Code
@@ -247,9 +248,13 @@ func bodyHint(ft facts, now time.Time) time.Duration {
 			return d
 		}
 	}
-	if v, ok := ft.hints["resets_in_seconds"]; ok {
-		if d := valid(seconds(v, time.Second)); d > 0 {
-			return d
+	// Codex "resets_in_seconds": 3600; Hugging Face's loading models
+	// "estimated_time": 20.0.
+	for _, k := range []string{"resets_in_seconds", "estimated_time"} {
+		if v, ok := ft.hints[k]; ok {
+			if d := valid(seconds(v, time.Second)); d > 0 {
+				return d
+			}
 		}
 	}
 	if v, ok := ft.hints["resets_at"]; ok {
@@ -260,8 +265,9 @@ func bodyHint(ft facts, now time.Time) time.Duration {
 	t := ft.text
 	// A RetryInfo inside a JSON-escaped string that did not decode (a proxy
 	// re-wrapped Google's body and cut or double-escaped it):
-	// …\"retryDelay\": \"34s\"….
-	for _, k := range []string{"retrydelay", "retry_delay"} {
+	// …\"retryDelay\": \"34s\"…, or a body a Python client printed as a
+	// dict: {'error': …, 'estimated_time': 20.0}.
+	for _, k := range []string{"retrydelay", "retry_delay", "estimated_time"} {
 		if d := escapedField(t, k); d > 0 {
 			return d
 		}
@@ -299,9 +305,13 @@ func escapedField(t, key string) time.Duration {
 		if j < 0 {
 			return 0
 		}
-		i += j + len(key)
+		at := i + j
+		i = at + len(key)
+		if at > 0 && (isLetter(t[at-1]) || t[at-1] == '_') {
+			continue // "totalRetryDelay" is the client's own retries, not a wait
+		}
 		k := i
-		for k < len(t) && (t[k] == '\\' || t[k] == '"' || t[k] == ':' || t[k] == ' ') {
+		for k < len(t) && (t[k] == '\\' || t[k] == '"' || t[k] == '\'' || t[k] == ':' || t[k] == ' ') {
 			k++
 		}
 		if k > i {

@@ -17,6 +17,8 @@ type Report struct {
 	// Window and Requested are the sizes a ContextOverflow states (see
 	// Verdict): the context window to learn, the request that overflowed.
 	Window, Requested int
+	// Signal is the kind of evidence that decided the class (see Verdict).
+	Signal Signal
 }
 
 // Inspect reads a failed model call once: FailureOf, Classify and Hint
@@ -28,5 +30,5 @@ func Inspect(err error, now time.Time) Report {
 	}
 	f := FailureOf(err)
 	v := Classify(f)
-	return Report{Class: v.Class, Reason: v.Reason, Hint: Hint(f, now), Message: err.Error(), Window: v.Window, Requested: v.Requested}
+	return Report{Class: v.Class, Reason: v.Reason, Hint: Hint(f, now), Message: err.Error(), Window: v.Window, Requested: v.Requested, Signal: v.Signal}
 }

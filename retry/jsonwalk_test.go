@@ -21,9 +21,8 @@ func agreesWithEncodingJSON(t *testing.T, s string) {
 	}
 	var want string
 	if json.Unmarshal([]byte(s), &want) == nil {
-		w := jsonWalker{s: s, ft: &facts{}}
-		w.space()
-		if got, _ := w.str(); got != want {
+		w := newWalker(s, &facts{}, nil)
+		if got, _ := w.str(true); got != want {
 			t.Fatalf("string %q decodes to %q, encoding/json says %q", s, got, want)
 		}
 	}

@@ -57,13 +57,15 @@ type dictionary struct {
 	out    [][]uint16 // state → phrases that end here
 }
 
-var dict = &dictionary{index: map[string]uint16{}}
+// The dictionary is filled at init, so its map is sized for the phrases
+// the rules hold (about 250) rather than grown.
+var dict = &dictionary{index: make(map[string]uint16, 320), words: make([]string, 0, 320)}
 
 // list registers words and returns them as a rule's list.
 func (d *dictionary) list(words ...string) *phrases {
 	p := &phrases{words: words, ids: make([]uint16, len(words))}
 	for i, w := range words {
-		if w == "" || w != normalize(w) {
+		if w == "" || !normalized(w) {
 			panic(fmt.Sprintf("retry: phrase %q must be lowercase and whitespace-normalised", w))
 		}
 		id, ok := d.index[w]
@@ -155,9 +157,26 @@ func (d *dictionary) scan(t string) found {
 	return f
 }
 
+// normalized reports whether normalize(w) == w, without building the
+// copy: registering the phrases at init then allocates nothing per phrase.
+func normalized(w string) bool {
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case 'A' <= c && c <= 'Z', c == '\t', c == '\n', c == '\r', c == '\v', c == '\f':
+			return false
+		case c == ' ' && i+1 < len(w) && w[i+1] == ' ':
+			return false
+		case c >= 0x80:
+			return strings.ToLower(w) == w
+		}
+	}
+	return true
+}
+
 // normalize lowercases s and folds every run of whitespace into one space,
 // so that a message wrapped over lines by a terminal or a log reads the same
-// as the original.
+// as the original. Runs of bytes that need no change are copied whole: this
+// is on every classification's path, over bodies of a few kilobytes.
 func normalize(s string) string {
 	ascii := true
 	for i := 0; i < len(s); i++ {
@@ -171,24 +190,33 @@ func normalize(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	space := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] > ' ' && (s[j] < 'A' || s[j] > 'Z') {
+			j++
+		}
+		b.WriteString(s[i:j])
+		if j == len(s) {
+			break
+		}
+		switch c := s[j]; {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f':
-			space = true
-			continue
-		case 'A' <= c && c <= 'Z':
-			c += 'a' - 'A'
-		}
-		if space {
+			for j < len(s) && isSpace(s[j]) {
+				j++
+			}
 			b.WriteByte(' ')
-			space = false
+		case 'A' <= c && c <= 'Z':
+			b.WriteByte(c + 'a' - 'A')
+			j++
+		default: // another control byte: kept
+			b.WriteByte(c)
+			j++
 		}
-		b.WriteByte(c)
-	}
-	if space {
-		b.WriteByte(' ')
+		i = j
 	}
 	return b.String()
+}
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }

@@ -73,7 +73,7 @@ func parse(f Failure) facts {
 // end of s ("{…} (request id …) try again in 5s" keeps the whole body as
 // text).
 func findJSON(s string) (v string, at int, ok bool) {
-	i := strings.IndexAny(s, "{[")
+	i := jsonStart(s)
 	if i < 0 {
 		return "", 0, false
 	}
@@ -86,6 +86,28 @@ func findJSON(s string) (v string, at int, ok bool) {
 		return v, i, true
 	}
 	return v, len(s), true
+}
+
+// jsonStart finds where an error body's JSON starts: the first brace, or
+// the first bracket that opens a list of objects or lists (Vertex wraps its
+// error in one). A bracket before a number is prose: "Range of input
+// length should be [1, 30000]" keeps its numbers as text.
+func jsonStart(s string) int {
+	for i := 0; i < len(s); {
+		j := strings.IndexAny(s[i:], "{[")
+		if j < 0 {
+			return -1
+		}
+		i += j
+		if s[i] == '{' {
+			return i
+		}
+		if k := strings.TrimLeft(s[i+1:], " \t\r\n"); k != "" && (k[0] == '{' || k[0] == '[') {
+			return i
+		}
+		i++
+	}
+	return -1
 }
 
 // number handles a JSON number field: its text for hint fields, and an
@@ -118,18 +140,23 @@ func (ft *facts) field(key, val string, text *strings.Builder) {
 		if _, err := strconv.Atoi(val); err != nil {
 			ft.codes = append(ft.codes, strings.ToLower(val))
 		}
-	case "message", "error", "detail", "raw", "msg", "errormessage", "description":
+	case "message", "error", "detail", "details", "raw", "msg", "errormessage", "description":
 		text.WriteByte('\n')
-		text.WriteString(val)
-		// OpenRouter and proxies nest a provider's JSON body as a string.
+		// OpenRouter and proxies nest a provider's JSON body as a string:
+		// its fields are read, and its text stands once, as the top-level
+		// body's does (findJSON keeps the whole string when text follows
+		// the value).
 		if strings.ContainsAny(val, "{") {
-			if v, _, ok := findJSON(val); ok {
+			if v, at, ok := findJSON(val); ok {
+				text.WriteString(val[:at])
 				ft.walkJSON(v, text)
+				return
 			}
 		}
+		text.WriteString(val)
 	case "quotaid", "quota_id", "quotametric", "quota_metric":
 		ft.quotas = append(ft.quotas, strings.ToLower(val))
-	case "retrydelay", "retry_delay", "resets_in_seconds", "resets_at", "retry_after", "retry_after_ms", "retryafter":
+	case "retrydelay", "retry_delay", "resets_in_seconds", "resets_at", "retry_after", "retry_after_ms", "retryafter", "estimated_time":
 		if ft.hints == nil {
 			ft.hints = map[string]string{}
 		}

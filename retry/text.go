@@ -6,28 +6,12 @@ import "strings"
 // errors that exist only as text (a stored session, a provider that puts
 // everything in a string, a proxy's message).
 var transientPhrases = dict.list(
-	"overloaded", "rate limit", "ratelimit", "rate-limit", "too many requests",
-	"service unavailable", "server error", "internal error", "bad gateway",
-	"gateway timeout", "temporarily unavailable", "server is busy", "capacity",
-	"connection error", "connection refused", "connection reset", "connection lost",
-	"connection closed", "connection aborted", "fetch failed", "socket hang up",
-	"other side closed", "upstream connect", "reset before headers", "terminated",
-	"econnreset", "econnrefused", "etimedout", "epipe", "broken pipe",
-	"network error", "unexpected eof", "goaway", "stream error", "internal_error",
-	"refused_stream", "tls handshake timeout", "i/o timeout", "timed out", "timeout",
-	"try again later", "please retry", "retry in", "retry after", "try again in",
-	"retrydelay", "throttl", "unavailable", "resource exhausted", "resource_exhausted",
-	"no response", "server disconnected", "premature close", "stream ended", "stream closed",
-	"deadline exceeded", "stream disconnected", "unexpected end of json input",
-	"finish_reason: error", "you can retry your request", "error occurred while processing",
-	"unexpected error during processing", "try your request again", "unable to process your request",
-	"no slots available", "llm busy", "server busy", "actively refused", "too quickly",
-	"error sending request", "error decoding response body",
-	// Node, Bun and Python clients' words for a dropped connection, DNS
-	// trouble, gRPC throttling (NVIDIA NIM).
-	"socket connection was closed", "peer closed connection", "incomplete chunked read",
-	"getaddrinfo", "enotfound", "eai_again", "resourceexhausted",
-	"stream ended before", "please retry your request", "timeout occurred",
+	"capacity", "terminated", "stream error", "try again later", "please retry", "retry in",
+	"retry after", "try again in", "retrydelay", "unavailable", "no response", "stream ended",
+	"stream closed", "unexpected end of json input", "finish_reason: error",
+	"you can retry your request", "try your request again", "stream ended before",
+	"please retry your request", "retry your request", "timeout",
+	"请稍后再试", "稍后重试", // "please try again later"
 )
 
 // statusWords are HTTP statuses that mean a transient failure when they
@@ -45,6 +29,9 @@ func textual(ft *facts) (Class, string) {
 	}
 	if isLongQuota(ft) && hasAny(t, "limit", "quota", "too many", "exceeded", "throttl") {
 		return UsageLimit, "usage limit: text"
+	}
+	if p := rateLimited.first(&ft.found); p != "" {
+		return Transient, "transient: text " + p
 	}
 	if p := transientPhrases.first(&ft.found); p != "" {
 		return Transient, "transient: text " + p

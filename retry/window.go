@@ -34,6 +34,10 @@ var windowAfter = []string{
 	"exceeds limit of",                   // vLLM
 	"safe limit (",                       // MLX batch servers
 	"must be <=",                         // TGI, Together "`inputs` tokens + `max_new_tokens` must be <= N"
+	"maximum model length of",            // vLLM "longer than the maximum model length of N"
+	"sequence length is just",            // SambaNova
+	"should be [1,",                      // DashScope "Range of input length should be [1, N]"
+	"must have less than",                // TEI "inputs must have less than N tokens"
 }
 
 // windowBefore are phrases the window's size precedes: Anthropic's "N
@@ -58,12 +62,15 @@ var requestedAfter = []string{
 	"requested tokens (",        // llama-cpp-python
 	"total length",              // vLLM "The prompt (total length N)"
 	"input prompt (",            // vLLM
+	"prompt contains at least",  // vLLM "your prompt contains at least N input tokens"
 	"prompt contains",           // Mistral
 	"keep the first",            // LM Studio "Trying to keep the first N tokens"
 	"n_keep (",                  // LM Studio
 	"total prompt tokens (",     // MLX batch servers
 	"given:",                    // TGI, Together "Given: 2019 `inputs` tokens"
 	"tokens (",                  // "you requested 8554 tokens (7554 in the messages, …)"
+	"decoder prompt (length",    // vLLM
+	"the provided prompt is",    // SambaNova "The provided prompt is N tokens long"
 	"you requested about",       // OpenRouter, when it names no split
 	"you requested",             //
 }

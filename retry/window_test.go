@@ -58,6 +58,17 @@ func TestOverflowSizes(t *testing.T) {
 		"lmstudio-context-overflow-log-line":                       {7866, 10136},
 		"lmstudio-400-keep-first-tokens-title":                     {0, 15857},
 		"together-input-validation-inputs-plus-max-new-tokens":     {2048, 2019},
+		// Issue 23's overflow as a length or a range.
+		"dashscope-acp-range-of-input-length-983616":       {983616, 0},
+		"ragflow-range-of-input-length-30000":              {30000, 0},
+		"llama-cpp-python-requested-tokens-exceed-window":  {512, 516},
+		"sambanova-requested-generation-length-1":          {4096, 4309},
+		"tei-inputs-must-have-less-than-512-tokens":        {512, 0},
+		"tgi-422-via-openai-sdk-ui-tars":                   {65537, 79993},
+		"tgi-stream-validation-inputs-plus-max-new-tokens": {2048, 1887},
+		"vllm-serving-chat-maximum-context-8192":           {8192, 7691},
+		"vllm-validation-error-total-over-context":         {128000, 62466},
+		"xinference-vllm-decoder-prompt-longer":            {16384, 17772},
 	}
 	seen := 0
 	for _, e := range loadCorpus(t) {

@@ -276,7 +276,7 @@ func (s *Session) summaryCall(ctx context.Context, p llm.Provider, m llm.Model, 
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		rep := s.inspect(err)
+		rep := s.inspect(ctx, err)
 		d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, Now: s.now()})
 		s.logger().Warn("compaction retry decision", "action", d.Action.String(), "attempt", n, "delay", d.Delay,
 			"class", rep.Class.String(), "provider", m.Provider, "error", rep.Message, "reason", d.Reason)

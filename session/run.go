@@ -210,7 +210,7 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 		return 0, stopped(ctx, "prompt")
 	}
 
-	rep := s.inspect(out.CallErr)
+	rep := s.inspect(ctx, out.CallErr)
 	switch {
 	case rep.Class == retry.ContextOverflow:
 		return s.overflow(ctx, r, failed, attempt, out.CallErr, rep)

@@ -100,6 +100,9 @@ type Config struct {
 	// with other processes (a *window.File, a fleet's Windows); nil keeps
 	// what this session learns to itself.
 	Windows Windows
+	// Unclassified keeps the failures no classifier rule recognised (a
+	// *unclassified.File); nil keeps none.
+	Unclassified Unclassified
 	// Log receives every retry decision; nil discards them.
 	Log *slog.Logger
 	// Now returns the current time for retry hints; nil means time.Now.
@@ -260,12 +263,17 @@ func (s *Session) policy(provider string) retry.Policy {
 	return p
 }
 
-// inspect reads a failed call once, through Config.Classify.
-func (s *Session) inspect(err error) retry.Report {
+// inspect reads a failed call once, through Config.Classify, and keeps it
+// if no rule recognised it.
+func (s *Session) inspect(ctx context.Context, err error) retry.Report {
+	var rep retry.Report
 	if s.cfg.Classify != nil {
-		return s.cfg.Classify(err, s.now())
+		rep = s.cfg.Classify(err, s.now())
+	} else {
+		rep = retry.Inspect(err, s.now())
 	}
-	return retry.Inspect(err, s.now())
+	s.noteUnclassified(ctx, err, rep)
+	return rep
 }
 
 func (s *Session) now() time.Time {

@@ -15,7 +15,8 @@ import (
 )
 
 func newClassifyCmd(s streams) *cobra.Command {
-	return &cobra.Command{
+	var explain, unclass bool
+	cmd := &cobra.Command{
 		Use:   "classify",
 		Short: "Classify provider errors read as JSON lines on stdin",
 		Long: `Reads one JSON object per line on stdin, each describing a failed model call:
@@ -29,14 +30,30 @@ the rule that decided:
   {"class": "transient", "retryAfterMs": 2000, "reason": "transient: http 429"}
 
 "body" may be a string or a JSON value. A line that cannot be read gets an
-answer with "error", and the run goes on.`,
+answer with "error", and the run goes on.
+
+--explain adds which signal decided (overflow, header, code, family,
+status, wait, network, text, none), the window and request size an
+overflow states, and "fallback": true when no rule recognised the error.
+
+--unclassified reads no input: it prints the errors rally met that no rule
+recognised ($RALLY_HOME/unclassified.jsonl, kept once each with keys
+redacted) as lines of the classifier's test corpus, ready to report.`,
 		Example: `  echo '{"status":529,"body":"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}"}' | rally classify
-  rally classify < examples/errors.jsonl`,
+  rally classify --explain < examples/errors.jsonl
+  rally classify --unclassified`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return classifyLines(s.in, s.out, time.Now)
+			if unclass {
+				return printUnclassified(s.out, rallyHome())
+			}
+			return classifyLines(s.in, s.out, time.Now, explain)
 		},
 	}
+	cmd.Flags().BoolVar(&explain, "explain", false, "also print which signal decided and the sizes an overflow states")
+	cmd.Flags().BoolVar(&unclass, "unclassified", false, "print the errors no rule recognised, in the corpus format")
+	cmd.MarkFlagsMutuallyExclusive("explain", "unclassified")
+	return cmd
 }
 
 type classifyIn struct {
@@ -51,13 +68,26 @@ type classifyOut struct {
 	RetryAfterMs *int64 `json:"retryAfterMs"`
 	Reason       string `json:"reason,omitempty"`
 	Error        string `json:"error,omitempty"`
+	*explained
+}
+
+// explained is what --explain adds to an answer.
+type explained struct {
+	// Signal is the kind of evidence that decided (retry.Signal).
+	Signal string `json:"signal"`
+	// Window and Requested are the sizes an overflow states.
+	Window    int `json:"window,omitempty"`
+	Requested int `json:"requested,omitempty"`
+	// Fallback is true when no rule recognised the error: only the text
+	// fallback or the Fatal default decided.
+	Fallback bool `json:"fallback,omitempty"`
 }
 
 // maxClassifyLine bounds one input line; error bodies are small, and a
 // runaway line must not eat the machine.
 const maxClassifyLine = 16 << 20
 
-func classifyLines(in io.Reader, out io.Writer, clock func() time.Time) error {
+func classifyLines(in io.Reader, out io.Writer, clock func() time.Time, explain bool) error {
 	lr := jsonl.NewReader(in, maxClassifyLine)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false)
@@ -75,6 +105,9 @@ func classifyLines(in io.Reader, out io.Writer, clock func() time.Time) error {
 			continue
 		default:
 			ans = classifyLine(line, clock())
+		}
+		if !explain {
+			ans.explained = nil
 		}
 		if err := enc.Encode(ans); err != nil {
 			return fmt.Errorf("classify: write: %w", err)
@@ -95,7 +128,8 @@ func classifyLine(line []byte, now time.Time) classifyOut {
 		}
 	}
 	v := retry.Classify(f)
-	o := classifyOut{Class: v.Class.String(), Reason: v.Reason}
+	o := classifyOut{Class: v.Class.String(), Reason: v.Reason,
+		explained: &explained{Signal: v.Signal.String(), Window: v.Window, Requested: v.Requested, Fallback: v.Signal.Fallback()}}
 	if h := retry.Hint(f, now); h > 0 {
 		ms := h.Milliseconds()
 		o.RetryAfterMs = &ms

@@ -10,7 +10,10 @@ import (
 // block of the README with the output lines it shows.
 type readmeClassifyExample struct {
 	input string
-	want  []string
+	// args are the command's words from "classify" on ("classify",
+	// "--explain").
+	args []string
+	want []string
 }
 
 // readmeClassifyExamples reads the README's "Classifying provider errors"
@@ -33,11 +36,14 @@ func readmeClassifyExamples(t *testing.T) []readmeClassifyExample {
 	var out []readmeClassifyExample
 	for _, block := range strings.Split(section, "```sh\n")[1:] {
 		block, _, _ = strings.Cut(block, "```")
-		if !strings.Contains(block, "rally classify") {
-			continue
+		if !strings.Contains(block, "rally classify") || strings.Contains(block, "--unclassified") {
+			continue // --unclassified reads no input: TestReadmeUnclassified
 		}
 		var ex readmeClassifyExample
 		for _, line := range strings.Split(block, "\n") {
+			if _, after, ok := strings.Cut(line, "rally classify"); ok {
+				ex.args = append([]string{"classify"}, strings.Fields(after)...)
+			}
 			switch {
 			case strings.HasPrefix(line, "echo '"):
 				// A single-quoted shell word: its text is literal.
@@ -68,7 +74,7 @@ func TestReadmeClassifyExamples(t *testing.T) {
 	}
 	for _, ex := range examples {
 		t.Run(strings.TrimSpace(ex.input)[:min(60, len(strings.TrimSpace(ex.input)))], func(t *testing.T) {
-			stdout, stderr, code := run(t, ex.input, "classify")
+			stdout, stderr, code := run(t, ex.input, ex.args...)
 			if code != 0 {
 				t.Fatalf("exit %d, stderr %q", code, stderr)
 			}

@@ -295,6 +295,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags) (*runEnv, error) {
 	}
 	if f.preset == "" { // a demo's fake model teaches nothing worth keeping
 		cfg.Windows = learnedWindows(home, fl)
+		cfg.Unclassified = unclassifiedLog(home, st)
 	}
 	// The credential, and the rotation on usage limits (auth.go).
 	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: time.Now, log: logger, stderr: s.err, fleet: fl}); err != nil {

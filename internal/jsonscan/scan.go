@@ -53,6 +53,9 @@ func (s *Scanner) ws() {
 	}
 }
 
+// Pos returns how many bytes have been read.
+func (s *Scanner) Pos() int { return s.i }
+
 // Peek returns the next byte after white space, or 0 at the end.
 func (s *Scanner) Peek() byte {
 	s.ws()
