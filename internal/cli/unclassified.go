@@ -11,7 +11,7 @@ import (
 
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
-	"github.com/rally-agent/rally/unclassified"
+	"github.com/rally-agent/rally/internal/unclassified"
 )
 
 // unclassifiedLog keeps the errors no classifier rule recognised in
