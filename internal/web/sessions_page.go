@@ -54,13 +54,17 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		d.ShowAllLink = total > pageSize
 	}
-	s.render(w, http.StatusOK, "sessions.html", d)
+	status := http.StatusOK
+	if len(list) == 0 && total > 0 {
+		status = http.StatusNotFound // a page past the last: say so, not "No sessions yet"
+	}
+	s.render(w, status, "sessions.html", d)
 }
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	v, err := loadSession(s.cfg.SessionDir, r.PathValue("name"), s.cfg.Keys)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) || (err != nil && !validSessionName(r.PathValue("name"))):
+	case errors.Is(err, fs.ErrNotExist):
 		http.Error(w, "rally web: no such session", http.StatusNotFound)
 		return
 	case err != nil:

@@ -353,6 +353,12 @@ func addEntry(r *http.Request, t *formTable, target *settings.File, byName map[s
 	if t.New == nil || name == "" {
 		return 0, nil
 	}
+	// The name becomes one segment of a dotted path: one that would parse
+	// as more, or as another ([0] as the index 0), is refused, not saved
+	// under a name the user did not type.
+	if segs, err := settings.ParsePath(name); err != nil || len(segs) != 1 || segs[0] != name {
+		return 0, fmt.Errorf("%s: %q cannot be a name: use letters, digits, _ and - (no dots or brackets); nothing was written", t.Key, name)
+	}
 	t.New.Name = name
 	for _, row := range t.Rows {
 		if row.Name == name {
