@@ -134,6 +134,3 @@ func TestNewEntryNameIsOneSegment(t *testing.T) {
 		t.Fatalf("the good name was not saved:\n%s", got)
 	}
 }
-
-// url is the address of path on the console, as its own links give it.
-func (e *env) url(path string) string { return e.ts.URL + path }

@@ -33,6 +33,8 @@ type settingsData struct {
 	Conflict string   // the file that changed, when a save was refused for it
 	Saved    string
 	Broken   bool // the edited file is invalid on disk: nothing can be saved
+	// ConfirmHooks asks for the code rally web printed (confirm.go).
+	ConfirmHooks bool
 }
 
 type fileTab struct {
@@ -247,6 +249,7 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 			d.Errors = append(d.Errors, fmt.Sprintf("%s: not a setting this page edits; nothing was written", name))
 		}
 	}
+	hooksBefore := hooksJSON(l.target)
 	changes := 0
 	for _, t := range d.Form.tables() {
 		n, err := addEntry(r, t, l.target, byName)
@@ -259,6 +262,14 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 	if !l.validate(d, byName) {
 		d.Errors = append(d.Errors, "nothing was written: fix the values marked below")
 		s.render(w, http.StatusUnprocessableEntity, "settings.html", d)
+		return
+	}
+	// Asked last, so that a code is spent only on a save that is
+	// otherwise good.
+	if hooksJSON(l.target) != hooksBefore && !s.hooks.check(r.PostFormValue("_confirm")) {
+		d.Errors = append(d.Errors, s.hooks.refused())
+		d.ConfirmHooks = s.hooks.term != nil
+		s.render(w, http.StatusForbidden, "settings.html", d)
 		return
 	}
 	if changes > 0 {
