@@ -3,6 +3,7 @@ package fleet_test
 import (
 	"errors"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -253,5 +254,97 @@ func TestWindowsKeyedByServerInRedis(t *testing.T) {
 		if n, err := b.Window(ctx, "custom", tc.baseURL, "qwen3:8b"); n != tc.want || err != nil {
 			t.Errorf("%q: window %d (%v), want %d", tc.baseURL, n, err, tc.want)
 		}
+	}
+}
+
+// TestACLUserFromTheREADME runs the README's ACL SETUSER line against a
+// real redis-server, then every fleet operation as that user: all work
+// (the Fleet stays shared, not local), and the user can touch no other key.
+func TestACLUserFromTheREADME(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for l := range strings.Lines(string(readme)) {
+		if strings.HasPrefix(l, "redis-cli ACL SETUSER rally ") {
+			line = strings.TrimSpace(l)
+		}
+	}
+	if line == "" {
+		t.Fatal("README has no redis-cli ACL SETUSER rally line")
+	}
+	var args []any
+	for _, w := range strings.Fields(strings.TrimPrefix(line, "redis-cli ")) {
+		args = append(args, strings.Trim(w, "'"))
+	}
+	rs := redistest.Start(t)
+	admin := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	t.Cleanup(func() { admin.Close() })
+	ctx := t.Context()
+	if err := admin.Do(ctx, args...).Err(); err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	admin.Set(ctx, "other:app:secret", "theirs", 0)
+
+	f, err := fleet.Open(fleet.Config{URL: "redis://rally@" + rs.Addr, Password: "CHANGE-ME", Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	marks := &fleet.Marks{Fleet: f}
+	mk := auth.Mark{Provider: "acme", ID: "work", Key: auth.Fingerprint(key1), Until: time.Now().Add(time.Hour)}
+	step := func(what string, err error) {
+		t.Helper()
+		if err != nil || f.Local() {
+			t.Fatalf("%s as the ACL user: %v (local mode: %v)", what, err, f.Local())
+		}
+	}
+	step("block", marks.Block(ctx, mk))
+	ms, err := marks.Blocked(ctx, "acme")
+	step("read marks", err)
+	if len(ms) != 1 {
+		t.Fatalf("marks %+v", ms)
+	}
+	admin.Del(ctx, "rally:mark:acme:"+mk.Key) // as if expired: the read takes it off the index
+	_, err = marks.Blocked(ctx, "acme")
+	step("read marks again", err)
+	if n := admin.SCard(ctx, "rally:marks").Val(); n != 0 {
+		t.Fatalf("the index still lists %d gone marks", n)
+	}
+	w := &fleet.Windows{Fleet: f}
+	step("learn window", w.Learn(ctx, "acme", "", "m", 4096))
+	_, err = w.Window(ctx, "acme", "", "m")
+	step("read window", err)
+	fake := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.ServerError}, llmtest.Step{Text: "ok"})
+	g := gate(f, fake, key2)
+	g.Budget = fleet.Budget{Requests: 600}
+	g.Breaker = fleet.Breaker{Failures: 5}
+	if err := ask(ctx, g); err == nil {
+		t.Fatal("want the scripted 500")
+	}
+	// The Gate lets a request go when Redis refuses a script, so what the
+	// scripts wrote is the proof that they ran.
+	if fails, _ := admin.HGet(ctx, "rally:breaker:acme:m", "fails").Int(); fails != 1 {
+		t.Fatalf("breaker holds %d failures after the 500, want 1: the record script did not run as the ACL user", fails)
+	}
+	step("admit and record a success", ask(ctx, g))
+	if admin.Exists(ctx, "rally:breaker:acme:m").Val() != 0 {
+		t.Fatal("the success did not clear the breaker as the ACL user")
+	}
+	budget := "rally:budget:acme:" + auth.Fingerprint(key2)
+	if r, _ := admin.HGet(ctx, budget, "r").Float64(); r > 59 || admin.PTTL(ctx, budget).Val() <= 0 {
+		t.Fatalf("budget level %v, ttl %v after two requests of a burst of 60: the admit script did not run to its end as the ACL user", r, admin.PTTL(ctx, budget).Val())
+	}
+	_, err = f.Status(ctx, nil)
+	step("status", err)
+
+	user := redis.NewClient(&redis.Options{Addr: rs.Addr, Username: "rally", Password: "CHANGE-ME"})
+	t.Cleanup(func() { user.Close() })
+	if err := user.Get(ctx, "other:app:secret").Err(); err == nil || !strings.Contains(err.Error(), "NOPERM") {
+		t.Errorf("the ACL user read another app's key: %v", err)
+	}
+	if err := user.FlushAll(ctx).Err(); err == nil {
+		t.Error("the ACL user may FLUSHALL")
 	}
 }
