@@ -55,6 +55,7 @@ type Server struct {
 	// receives it (see auth.go).
 	base    string
 	hooks   *confirmer
+	loads   limiter // session files being read (maxLoads)
 	tmpl    *template.Template
 	sums    *summaries
 	handler http.Handler
@@ -73,8 +74,9 @@ func New(cfg Config) (*Server, error) {
 	if _, err := loadSchema(); err != nil {
 		return nil, err
 	}
+	sums := newSummaries(cfg.SessionDir, cfg.Keys)
 	s := &Server{cfg: cfg, token: token, base: "/c/" + randomHex(16) + "/", hooks: newConfirmer(cfg.Terminal),
-		tmpl: tmpl, sums: newSummaries(cfg.SessionDir, cfg.Keys)}
+		loads: sums.loads, tmpl: tmpl, sums: sums}
 	static, _ := fs.Sub(assets, "static")
 	mux := http.NewServeMux()
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))

@@ -28,6 +28,7 @@ type sessionData struct {
 	Nav      string
 	Session  *sessionView
 	Timeline *timeline
+	Pager    *pager // the part of the transcript shown
 }
 
 func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
@@ -62,6 +63,11 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
+	release, err := s.loads.acquire(r.Context())
+	if err != nil {
+		return // the client left while waiting
+	}
+	defer release()
 	v, err := loadSession(s.cfg.SessionDir, r.PathValue("name"), s.cfg.Keys)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -77,5 +83,8 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		st = settings.Default()
 	}
-	s.render(w, http.StatusOK, "session.html", &sessionData{Nav: "sessions", Session: v, Timeline: drawTimeline(v, retryPlanner(st))})
+	tl := drawTimeline(v, retryPlanner(st))
+	page, _ := strconv.Atoi(r.FormValue("page"))
+	pg := v.pageOf(page)
+	s.render(w, http.StatusOK, "session.html", &sessionData{Nav: "sessions", Session: v, Timeline: tl, Pager: pg})
 }
