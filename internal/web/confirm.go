@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
@@ -18,7 +19,7 @@ import (
 // one-time code that rally web prints on its own terminal, which only the
 // person who started it sees. A code is good for one save; a wrong one is
 // thrown away and a new one printed, so guessing costs a printed line per
-// try and 8 random letters.
+// try against 8 characters of a 31-letter alphabet (about 40 bits).
 
 // confirmer holds the one code in force.
 type confirmer struct {
@@ -42,7 +43,8 @@ func (c *confirmer) check(code string) bool {
 	good := c.code != "" && code != "" && subtle.ConstantTimeCompare([]byte(code), []byte(c.code)) == 1
 	c.code = ""
 	if !good && c.term != nil {
-		b := []byte(randomHex(8))
+		b := make([]byte, 8)
+		rand.Read(b)
 		for i := range b {
 			b[i] = confirmAlphabet[int(b[i])%len(confirmAlphabet)]
 		}
