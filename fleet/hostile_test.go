@@ -24,6 +24,24 @@ import (
 // Each case writes what a buggy or hostile client of the same Redis could,
 // then sends one request through a Gate.
 
+// patient opens a Fleet with a generous timeout: a Redis slowed by a busy
+// machine must not put it in local mode, which lets every request go and
+// would hide what these tests check. It fails the test if it went local.
+func patient(t *testing.T, url string) *fleet.Fleet {
+	t.Helper()
+	f, err := fleet.Open(fleet.Config{URL: url, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if f.Local() {
+			t.Error("the Fleet went local: the test proved nothing")
+		}
+		f.Close()
+	})
+	return f
+}
+
 func TestPoisonedRedisValues(t *testing.T) {
 	rs := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
@@ -34,7 +52,8 @@ func TestPoisonedRedisValues(t *testing.T) {
 	const maxWait = 400 * time.Millisecond
 
 	newGate := func(t *testing.T) (*fleet.Gate, *[]fleet.Wait) {
-		g := gate(open(t, rs.URL, nil), fake, key1)
+		f := patient(t, rs.URL)
+		g := gate(f, fake, key1)
 		g.MaxWait = maxWait
 		var mu sync.Mutex
 		waits := &[]fleet.Wait{}
@@ -143,7 +162,7 @@ func TestPoisonedRedisValues(t *testing.T) {
 
 	t.Run("learned window below the floor", func(t *testing.T) {
 		rdb.FlushAll(t.Context())
-		w := &fleet.Windows{Fleet: open(t, rs.URL, nil)}
+		w := &fleet.Windows{Fleet: patient(t, rs.URL)}
 		if err := w.Learn(t.Context(), "custom", "http://a.example/v1", "m", 8192); err != nil {
 			t.Fatal(err)
 		}
@@ -174,7 +193,7 @@ func TestMarksReadWithoutScan(t *testing.T) {
 	if err := rdb.Do(ctx, "DEBUG", "POPULATE", 50000, "unrelated").Err(); err != nil {
 		t.Fatal(err)
 	}
-	m := &fleet.Marks{Fleet: open(t, rs.URL, nil)}
+	m := &fleet.Marks{Fleet: patient(t, rs.URL)}
 	mk := auth.Mark{Provider: "acme", ID: "work", Key: auth.Fingerprint(key1), Until: time.Now().Add(time.Hour), Reason: "usage limit"}
 	if err := m.Block(ctx, mk); err != nil {
 		t.Fatal(err)
@@ -203,7 +222,7 @@ func TestNamespacesShareNothing(t *testing.T) {
 	rs := redistest.Start(t)
 	ctx := t.Context()
 	openNS := func(ns string) *fleet.Fleet {
-		f, err := fleet.Open(fleet.Config{URL: rs.URL, Namespace: ns, Timeout: 200 * time.Millisecond})
+		f, err := fleet.Open(fleet.Config{URL: rs.URL, Namespace: ns, Timeout: 5 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +262,7 @@ func TestNamespacesShareNothing(t *testing.T) {
 func TestWindowsKeyedByServerInRedis(t *testing.T) {
 	rs := redistest.Start(t)
 	ctx := t.Context()
-	a, b := &fleet.Windows{Fleet: open(t, rs.URL, nil)}, &fleet.Windows{Fleet: open(t, rs.URL, nil)}
+	a, b := &fleet.Windows{Fleet: patient(t, rs.URL)}, &fleet.Windows{Fleet: patient(t, rs.URL)}
 	if err := a.Learn(ctx, "custom", "http://10.0.0.1:8080/v1", "qwen3:8b", 4096); err != nil {
 		t.Fatal(err)
 	}
