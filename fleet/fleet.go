@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -37,8 +38,16 @@ const DefaultTimeout = 200 * time.Millisecond
 const DefaultReconnect = time.Second
 
 // prefix starts every key rally writes, so a shared Redis can hold other
-// data and `redis-cli --scan --pattern 'rally:*'` shows rally's.
+// data and `redis-cli --scan --pattern 'rally:*'` shows rally's. A
+// namespace (Config.Namespace) makes it "rally/<namespace>:", which no
+// key of the default namespace or of another one starts with.
 const prefix = "rally:"
+
+// namespacePattern is what a namespace may be: a name, so that it cannot
+// reach into another namespace's keys or hold a glob.
+const namespacePattern = "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
+
+var namespaceRe = regexp.MustCompile(namespacePattern)
 
 // ErrLocal is returned, without touching the network, while the Fleet is in
 // local mode (Redis did not answer and has not answered a ping since).
@@ -51,6 +60,9 @@ type Config struct {
 	// Password, when not empty, replaces any password in URL. Callers read
 	// it from an environment variable; it is never logged or shown.
 	Password string
+	// Namespace separates teams sharing one Redis: its processes share
+	// nothing with another namespace's. Empty is the default namespace.
+	Namespace string
 	// Timeout bounds each Redis call; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Reconnect is the ping interval in local mode; 0 means DefaultReconnect.
@@ -68,6 +80,7 @@ type Config struct {
 type Fleet struct {
 	rdb     *redis.Client
 	addr    string // host:port, for messages; never the password
+	prefix  string // of every key: prefix, or its namespace's
 	timeout time.Duration
 	every   time.Duration
 	log     *slog.Logger
@@ -91,6 +104,9 @@ func Open(cfg Config) (*Fleet, error) {
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
 		// url.Parse's error quotes the URL, which may hold a password.
 		return nil, fmt.Errorf("fleet: redis url: want redis://host:port or rediss://host:port, got %q", redacted(cfg.URL))
+	}
+	if cfg.Namespace != "" && !namespaceRe.MatchString(cfg.Namespace) {
+		return nil, fmt.Errorf("fleet: namespace %q: want letters, digits, _ and - (up to 64)", cfg.Namespace)
 	}
 	opt, err := redis.ParseURL(cfg.URL)
 	if err != nil {
@@ -116,6 +132,7 @@ func Open(cfg Config) (*Fleet, error) {
 	f := &Fleet{
 		rdb:     redis.NewClient(opt),
 		addr:    opt.Addr,
+		prefix:  prefix,
 		timeout: timeout,
 		every:   cfg.Reconnect,
 		log:     cfg.Log,
@@ -124,6 +141,9 @@ func Open(cfg Config) (*Fleet, error) {
 	}
 	if f.every <= 0 {
 		f.every = DefaultReconnect
+	}
+	if cfg.Namespace != "" {
+		f.prefix = "rally/" + cfg.Namespace + ":"
 	}
 	if f.log == nil {
 		f.log = slog.New(slog.DiscardHandler)
@@ -265,10 +285,10 @@ func (f *Fleet) Ping(ctx context.Context) error {
 // another key; unparts reverses it.
 var escaper = strings.NewReplacer("%", "%25", ":", "%3A", "*", "%2A", "?", "%3F", "[", "%5B", "]", "%5D", `\`, "%5C")
 
-// key joins parts under rally's prefix.
-func key(kind string, parts ...string) string {
+// key joins parts under the Fleet's prefix.
+func (f *Fleet) key(kind string, parts ...string) string {
 	var b strings.Builder
-	b.WriteString(prefix)
+	b.WriteString(f.prefix)
 	b.WriteString(kind)
 	for _, p := range parts {
 		b.WriteByte(':')
@@ -278,8 +298,8 @@ func key(kind string, parts ...string) string {
 }
 
 // unparts returns the parts of a key made by key(kind, ...).
-func unparts(k, kind string) []string {
-	rest, ok := strings.CutPrefix(k, prefix+kind+":")
+func (f *Fleet) unparts(k, kind string) []string {
+	rest, ok := strings.CutPrefix(k, f.prefix+kind+":")
 	if !ok {
 		return nil
 	}

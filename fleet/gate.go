@@ -37,6 +37,9 @@ func (w Wait) String() string {
 	d := w.Delay.Round(100 * time.Millisecond)
 	switch w.Reason {
 	case WaitCooldown:
+		if w.Status == 0 { // Redis held no status that sets a cooldown
+			return fmt.Sprintf("fleet: waiting %s: another agent was told to wait on %s (key %s)", d, who, w.Fingerprint)
+		}
 		return fmt.Sprintf("fleet: waiting %s: another agent got %d on %s (key %s)", d, w.Status, who, w.Fingerprint)
 	case WaitBreaker:
 		return fmt.Sprintf("fleet: waiting %s: %s/%s failed repeatedly across the fleet (circuit breaker open)", d, w.Provider, w.Model)
@@ -119,8 +122,9 @@ func (g *Gate) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error
 // help, never a gate that stays shut.
 func (g *Gate) admit(ctx context.Context, r route, br Breaker, id string, cost int) (admission, error) {
 	toldProbe := false
+	var probing time.Duration // waited so far for another agent's probe
 	for {
-		a, err := g.Fleet.admit(ctx, r, g.Budget, br, id, cost)
+		a, err := g.Fleet.admit(ctx, r, g.Budget, br, id, cost, g.maxWait())
 		if err != nil {
 			if ctx.Err() != nil {
 				return admission{}, ctx.Err()
@@ -130,7 +134,20 @@ func (g *Gate) admit(ctx context.Context, r route, br Breaker, id string, cost i
 		if a.reason == "" {
 			return a, nil
 		}
-		if (a.reason == WaitCooldown || a.reason == WaitBreaker) && a.wait > g.maxWait() {
+		// Every shared wait is capped like the session's own (maxDelayMs):
+		// a longer one fails at once, naming the time, and the session
+		// decides. A probe is waited for 250 ms at a time, so its total
+		// counts.
+		if a.reason == WaitProbe {
+			probing += a.wait
+		}
+		if a.wait > g.maxWait() || probing > g.maxWait() {
+			if a.reserved {
+				g.Fleet.refund(ctx, r, g.Budget, cost)
+			}
+			if a.probe {
+				g.Fleet.record(ctx, r, 0, 0, outcomeNeutral, br, id)
+			}
 			return admission{}, g.tooLong(a)
 		}
 		// A probe wait is re-asked every 250 ms; it is told once.
@@ -161,12 +178,18 @@ func (g *Gate) admit(ctx context.Context, r route, br Breaker, id string, cost i
 // the server gave the other agent, as if given to this one.
 func (g *Gate) tooLong(a admission) error {
 	status, msg := http.StatusServiceUnavailable, fmt.Sprintf("fleet: %s/%s failed repeatedly across the fleet; circuit breaker open for %s", g.ProviderName, g.Model, a.wait.Round(time.Second))
-	if a.reason == WaitCooldown {
+	switch a.reason {
+	case WaitCooldown:
 		status = a.status
 		if status == 0 {
 			status = http.StatusTooManyRequests
 		}
 		msg = fmt.Sprintf("fleet: another agent was told to wait %s on this key (%d)", a.wait.Round(time.Second), status)
+	case WaitProbe:
+		msg = fmt.Sprintf("fleet: waited %s for another agent's probe of %s/%s, longer than retry.maxDelayMs", g.maxWait().Round(time.Second), g.ProviderName, g.Model)
+	case WaitBudget:
+		status = http.StatusTooManyRequests
+		msg = fmt.Sprintf("fleet: the request budget of %s (key %s) is spent for %s, longer than retry.maxDelayMs", g.ProviderName, g.Fingerprint, a.wait.Round(time.Second))
 	}
 	return &llm.APIError{Provider: g.ProviderName, StatusCode: status, Message: msg,
 		Header: http.Header{"Retry-After-Ms": {strconv.FormatInt(a.wait.Milliseconds(), 10)}}}

@@ -52,7 +52,8 @@ func TestBucketKeepsTheLimit(t *testing.T) {
 
 func TestKeyParts(t *testing.T) {
 	parts := []string{"ollama", "qwen3:8b*[x]%"}
-	if got := unparts(key("breaker", parts...), "breaker"); len(got) != 2 || got[0] != parts[0] || got[1] != parts[1] {
+	f := &Fleet{prefix: prefix}
+	if got := f.unparts(f.key("breaker", parts...), "breaker"); len(got) != 2 || got[0] != parts[0] || got[1] != parts[1] {
 		t.Errorf("unparts = %q, want %q", got, parts)
 	}
 }

@@ -26,15 +26,25 @@ var _ auth.Marks = (*Marks)(nil)
 // markKey names a mark by provider and fingerprint: the same key under two
 // ids, or on two machines under different ids, is one mark. A mark without
 // a fingerprint (it blocks an id whatever its key) is named by id.
-func markKey(m auth.Mark) string {
-	if m.Key != "" {
-		return key("mark", m.Provider, m.Key)
+func (m *Marks) key(mk auth.Mark) string {
+	if mk.Key != "" {
+		return m.Fleet.key("mark", mk.Provider, mk.Key)
 	}
-	return key("mark", m.Provider, "id="+m.ID)
+	return m.Fleet.key("mark", mk.Provider, "id="+mk.ID)
 }
 
+// index is the set of the namespace's mark keys. Reading marks reads it,
+// never SCAN, whose cost is the whole keyspace's: a Redis shared with
+// millions of other keys must not make every request time out.
+func (m *Marks) index() string { return m.Fleet.key("marks") }
+
+// maxMark is the longest a mark read from Redis may block a credential:
+// usage limits reset within a month. A later end is a bad writer's.
+const maxMark = 31 * 24 * time.Hour
+
 // blockScript stores a mark unless a later one is there, and expires it at
-// its end. KEYS[1] the mark; ARGV[1] its JSON, ARGV[2] its end (Unix ms).
+// its end; the index lists it until then. KEYS[1] the mark, KEYS[2] the
+// index; ARGV[1] its JSON, ARGV[2] its end (Unix ms).
 var blockScript = redis.NewScript(`
 local old = redis.call('GET', KEYS[1])
 if old then
@@ -44,6 +54,13 @@ if old then
   end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PXAT', ARGV[2])
+redis.call('SADD', KEYS[2], KEYS[1])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local left = redis.call('PTTL', KEYS[2])
+if left < 0 or now + left < tonumber(ARGV[2]) then
+  redis.call('PEXPIREAT', KEYS[2], ARGV[2])
+end
 return 1
 `)
 
@@ -69,7 +86,7 @@ func (m *Marks) Block(ctx context.Context, mk auth.Mark) error {
 		return fmt.Errorf("fleet: block: %w", err)
 	}
 	err = m.Fleet.do(ctx, "block", func(ctx context.Context, c *redis.Client) error {
-		return blockScript.Run(ctx, c, []string{markKey(mk)}, b, mk.Until.UnixMilli()).Err()
+		return blockScript.Run(ctx, c, []string{m.key(mk), m.index()}, b, mk.Until.UnixMilli()).Err()
 	})
 	if err != nil && (m.Local == nil || local != nil) {
 		return errors.Join(local, err)
@@ -93,20 +110,29 @@ func (m *Marks) Blocked(ctx context.Context, provider string) ([]auth.Mark, erro
 	return append(out, shared...), local
 }
 
-// shared reads provider's marks ("" for all) from Redis.
+// shared reads provider's marks ("" for all) from Redis, by the index.
+// A key the index lists that has expired is taken off it.
 func (m *Marks) shared(ctx context.Context, provider string) ([]auth.Mark, error) {
-	pattern := key("mark", provider) + ":*"
-	if provider == "" {
-		pattern = key("mark") + ":*"
-	}
+	var keys []string
 	var vals []any
 	err := m.Fleet.do(ctx, "marks", func(ctx context.Context, c *redis.Client) error {
-		keys, err := scan(ctx, c, pattern)
-		if err != nil || len(keys) == 0 {
+		var err error
+		if keys, err = c.SMembers(ctx, m.index()).Result(); err != nil || len(keys) == 0 {
 			return err
 		}
-		vals, err = c.MGet(ctx, keys...).Result()
-		return err
+		if vals, err = c.MGet(ctx, keys...).Result(); err != nil {
+			return err
+		}
+		var gone []any
+		for i, v := range vals {
+			if v == nil {
+				gone = append(gone, keys[i])
+			}
+		}
+		if len(gone) > 0 {
+			return c.SRem(ctx, m.index(), gone...).Err()
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -116,11 +142,14 @@ func (m *Marks) shared(ctx context.Context, provider string) ([]auth.Mark, error
 	for _, v := range vals {
 		s, ok := v.(string)
 		if !ok {
-			continue // expired between SCAN and MGET
+			continue // expired
 		}
 		var st stored
-		if json.Unmarshal([]byte(s), &st) != nil || !st.Until.After(now) {
+		if json.Unmarshal([]byte(s), &st) != nil || !st.Until.After(now) || st.Provider == "" {
 			continue
+		}
+		if st.Until.After(now.Add(maxMark)) {
+			st.Until = now.Add(maxMark)
 		}
 		if provider == "" || st.Provider == provider {
 			out = append(out, st.Mark)

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -62,6 +63,12 @@ type Breaker struct {
 // (its process crashed, or the timeout fired and was recorded anyway).
 const probeLease = 30 * time.Second
 
+// maxCooldown is the longest cooldown shared: a server hint beyond it is
+// cut to it, and so is one read from Redis, which a bad writer may have
+// set to years. Waits longer than the Gate's MaxWait fail at once anyway;
+// this bounds how long a poisoned key keeps doing that.
+const maxCooldown = time.Hour
+
 // Reasons an admission waits.
 const (
 	WaitCooldown = "cooldown" // a 429/503 hint another agent saw
@@ -91,28 +98,48 @@ type admission struct {
 //
 // KEYS: cooldown, breaker, budget. ARGV: breaker on (0/1), probe id,
 // probe lease ms, request burst, request refill per ms, token burst, token
-// refill per ms, token cost, budget ttl ms.
+// refill per ms, token cost, budget ttl ms, longest cooldown ms, breaker
+// open ms, longest wait ms (the Gate's MaxWait).
+//
+// What it reads is checked like local input, since any client of the
+// Redis may have written it: a cooldown, an open breaker or a probe lease
+// that ends later than any this code writes is cut to the longest one (and
+// written back, so that it ends), a budget level is kept between the debt
+// the longest wait repays (a longer wait fails at once, refunded) and the
+// burst, a last-update time in the future is now,
+// and a value that is not a number is its default.
 // Returns {reason, wait ms, reserved, probe, status, dirty}; reason 0 go,
 // 1 cooldown, 2 breaker, 3 probe, 4 budget; dirty 1 when the breaker has
 // failures to forget, so a success needs recording.
 var admitScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local cu = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+local function n(v, d) return tonumber(v or d) or d end
+local cu = n(redis.call('HGET', KEYS[1], 'until'), 0)
+if cu > now + tonumber(ARGV[10]) then
+  cu = now + tonumber(ARGV[10])
+  redis.call('HSET', KEYS[1], 'until', cu)
+  redis.call('PEXPIREAT', KEYS[1], cu)
+end
 if cu > now then
-  return {1, cu - now, 0, 0, tonumber(redis.call('HGET', KEYS[1], 'status') or '0'), 0}
+  return {1, cu - now, 0, 0, n(redis.call('HGET', KEYS[1], 'status'), 0), 0}
 end
 local probe, dirty = 0, 0
 if ARGV[1] == '1' then
   local b = redis.call('HMGET', KEYS[2], 'open', 'probe', 'probeUntil')
-  local open = tonumber(b[1] or '0')
+  local open = n(b[1], 0)
+  if open > now + tonumber(ARGV[11]) then
+    open = now + tonumber(ARGV[11])
+    redis.call('HSET', KEYS[2], 'open', open)
+  end
   if open > now then
     return {2, open - now, 0, 0, 0, 1}
   end
   dirty = redis.call('EXISTS', KEYS[2])
   if open > 0 then
-    local pu = tonumber(b[3] or '0')
+    local pu = math.min(n(b[3], 0), now + tonumber(ARGV[3]))
     if b[2] and b[2] ~= ARGV[2] and pu > now then
+      redis.call('HSET', KEYS[2], 'probeUntil', pu)
       return {3, math.min(pu - now, 250), 0, 0, 0, 1}
     end
     redis.call('HSET', KEYS[2], 'probe', ARGV[2], 'probeUntil', now + tonumber(ARGV[3]))
@@ -123,18 +150,22 @@ local rb, rr, tb, tr = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), 
 if rb <= 0 and tb <= 0 then
   return {0, 0, 0, probe, 0, dirty}
 end
+local debt = tonumber(ARGV[12])
 local h = redis.call('HMGET', KEYS[3], 'r', 't', 'ts')
-local ts = tonumber(h[3] or now)
-local el = math.max(0, now - ts)
+local ts = math.min(n(h[3], now), now)
+local el = now - ts
+local function level(v, burst, rate)
+  return math.max(-rate * debt, math.min(burst, n(v, burst) + el * rate))
+end
 local wait = 0
 local r, tk = 0, 0
 if rb > 0 then
-  r = math.min(rb, tonumber(h[1] or rb) + el * rr) - 1
+  r = level(h[1], rb, rr) - 1
   if r < 0 then wait = math.max(wait, -r / rr) end
 end
 if tb > 0 then
   local cost = math.min(tonumber(ARGV[8]), tb)
-  tk = math.min(tb, tonumber(h[2] or tb) + el * tr) - cost
+  tk = level(h[2], tb, tr) - cost
   if tk < 0 then wait = math.max(wait, -tk / tr) end
 end
 redis.call('HSET', KEYS[3], 'r', tostring(r), 't', tostring(tk), 'ts', now)
@@ -165,11 +196,11 @@ const (
 
 // recordScript records what one request met. KEYS: cooldown, breaker.
 // ARGV: cooldown ms (0 none), status, outcome, breaker on, failures,
-// window ms, open ms, probe id.
+// window ms, open ms, probe id, longest cooldown ms.
 var recordScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local cool = tonumber(ARGV[1])
+local cool = math.min(tonumber(ARGV[1]), tonumber(ARGV[9]))
 if cool > 0 then
   local u = now + cool
   if u > tonumber(redis.call('HGET', KEYS[1], 'until') or '0') then
@@ -217,23 +248,23 @@ type route struct {
 	provider, model, fingerprint string
 }
 
-func (r route) keys() []string {
+func (f *Fleet) keys(r route) []string {
 	return []string{
-		key("cool", r.provider, r.fingerprint),
-		key("breaker", r.provider, r.model),
-		key("budget", r.provider, r.fingerprint),
+		f.key("cool", r.provider, r.fingerprint),
+		f.key("breaker", r.provider, r.model),
+		f.key("budget", r.provider, r.fingerprint),
 	}
 }
 
 // admit runs admitScript for one request of cost estimated tokens.
-func (f *Fleet) admit(ctx context.Context, r route, b Budget, br Breaker, probeID string, cost int) (admission, error) {
+func (f *Fleet) admit(ctx context.Context, r route, b Budget, br Breaker, probeID string, cost int, maxWait time.Duration) (admission, error) {
 	rb, rr := bucket(b.Requests, b.window())
 	tb, tr := bucket(b.Tokens, b.window())
 	var res []any
 	err := f.do(ctx, "admit", func(ctx context.Context, c *redis.Client) error {
 		var err error
-		res, err = admitScript.Run(ctx, c, r.keys(), on(br.Failures > 0), probeID, probeLease.Milliseconds(),
-			rb, rr, tb, tr, cost, (2 * b.window()).Milliseconds()).Slice()
+		res, err = admitScript.Run(ctx, c, f.keys(r), on(br.Failures > 0), probeID, probeLease.Milliseconds(),
+			rb, rr, tb, tr, cost, (2 * b.window()).Milliseconds(), maxCooldown.Milliseconds(), br.Open.Milliseconds(), maxWait.Milliseconds()).Slice()
 		return err
 	})
 	if err != nil {
@@ -244,6 +275,9 @@ func (f *Fleet) admit(ctx context.Context, r route, b Budget, br Breaker, probeI
 	}
 	n := func(i int) int64 { v, _ := res[i].(int64); return v }
 	a := admission{wait: time.Duration(n(1)) * time.Millisecond, reserved: n(2) == 1, probe: n(3) == 1, status: int(n(4)), dirty: n(5) == 1}
+	if a.status != http.StatusTooManyRequests && a.status != http.StatusServiceUnavailable {
+		a.status = 0 // not a status that sets a cooldown: a bad writer's
+	}
 	switch n(0) {
 	case 1:
 		a.reason = WaitCooldown
@@ -262,15 +296,15 @@ func (f *Fleet) refund(ctx context.Context, r route, b Budget, cost int) {
 	rb, _ := bucket(b.Requests, b.window())
 	tb, _ := bucket(b.Tokens, b.window())
 	f.do(context.WithoutCancel(ctx), "refund", func(ctx context.Context, c *redis.Client) error {
-		return refundScript.Run(ctx, c, r.keys()[2:], rb, tb, cost).Err()
+		return refundScript.Run(ctx, c, f.keys(r)[2:], rb, tb, cost).Err()
 	})
 }
 
 // record runs recordScript after a request.
 func (f *Fleet) record(ctx context.Context, r route, cool time.Duration, status, outcome int, br Breaker, probeID string) error {
 	return f.do(context.WithoutCancel(ctx), "record", func(ctx context.Context, c *redis.Client) error {
-		return recordScript.Run(ctx, c, r.keys()[:2], cool.Milliseconds(), status, outcome,
-			on(br.Failures > 0), br.Failures, br.Window.Milliseconds(), br.Open.Milliseconds(), probeID).Err()
+		return recordScript.Run(ctx, c, f.keys(r)[:2], cool.Milliseconds(), status, outcome,
+			on(br.Failures > 0), br.Failures, br.Window.Milliseconds(), br.Open.Milliseconds(), probeID, maxCooldown.Milliseconds()).Err()
 	})
 }
 

@@ -79,8 +79,8 @@ func (f *Fleet) Status(ctx context.Context, budget func(provider string) Budget)
 }
 
 // each runs fn for every hash whose key matches kind, with its parts.
-func each(ctx context.Context, c *redis.Client, kind string, fn func(parts []string, h map[string]string)) error {
-	keys, err := scan(ctx, c, key(kind)+":*")
+func (f *Fleet) each(ctx context.Context, c *redis.Client, kind string, fn func(parts []string, h map[string]string)) error {
+	keys, err := scan(ctx, c, f.key(kind)+":*")
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func each(ctx context.Context, c *redis.Client, kind string, fn func(parts []str
 		if err != nil {
 			return err
 		}
-		if parts := unparts(k, kind); len(parts) == 2 && len(h) > 0 {
+		if parts := f.unparts(k, kind); len(parts) == 2 && len(h) > 0 {
 			fn(parts, h)
 		}
 	}
@@ -108,7 +108,7 @@ func num(s string) float64 {
 func ms(v float64) time.Time { return time.UnixMilli(int64(v)) }
 
 func (f *Fleet) cooldowns(ctx context.Context, c *redis.Client, st *Status, now time.Time) error {
-	return each(ctx, c, "cool", func(p []string, h map[string]string) {
+	return f.each(ctx, c, "cool", func(p []string, h map[string]string) {
 		if u := ms(num(h["until"])); u.After(now) {
 			st.Cooldowns = append(st.Cooldowns, Cooldown{Provider: p[0], Fingerprint: p[1], Until: u, Status: int(num(h["status"]))})
 		}
@@ -116,7 +116,7 @@ func (f *Fleet) cooldowns(ctx context.Context, c *redis.Client, st *Status, now 
 }
 
 func (f *Fleet) budgets(ctx context.Context, c *redis.Client, st *Status, now time.Time, budget func(string) Budget) error {
-	return each(ctx, c, "budget", func(p []string, h map[string]string) {
+	return f.each(ctx, c, "budget", func(p []string, h map[string]string) {
 		b := BudgetState{Provider: p[0], Fingerprint: p[1], Requests: math.NaN(), Tokens: math.NaN()}
 		var cfg Budget
 		if budget != nil {
@@ -144,7 +144,7 @@ func (f *Fleet) budgets(ctx context.Context, c *redis.Client, st *Status, now ti
 }
 
 func (f *Fleet) breakers(ctx context.Context, c *redis.Client, st *Status, now time.Time) error {
-	return each(ctx, c, "breaker", func(p []string, h map[string]string) {
+	return f.each(ctx, c, "breaker", func(p []string, h map[string]string) {
 		b := BreakerState{Provider: p[0], Model: p[1], State: "closed", Failures: int(num(h["fails"]))}
 		if open := num(h["open"]); open > 0 {
 			b.OpenUntil = ms(open)

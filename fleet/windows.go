@@ -3,9 +3,11 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
+	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/window"
 	"github.com/redis/go-redis/v9"
 )
@@ -16,7 +18,7 @@ import (
 const WindowTTL = 30 * 24 * time.Hour
 
 // Windows shares the context windows learned from overflow errors (DESIGN
-// §3.4) through Redis, one key per provider and model, and keeps them in
+// §3.4) through Redis, one key per provider, server and model, and keeps them in
 // Local too, which answers while Redis is away. It has the method set of
 // the session's Windows interface.
 type Windows struct {
@@ -25,21 +27,28 @@ type Windows struct {
 	Local *window.File
 }
 
-func windowKey(provider, model string) string { return key("window", provider, model) }
+// key names a window by provider, server and model (window.Server): keys
+// of the form before the server was part of them are never read again,
+// and expire.
+func (w *Windows) key(provider, baseURL, model string) string {
+	return w.Fleet.key("window", provider, window.Server(baseURL), model)
+}
 
-// Window returns the window the fleet learned for provider's model, else
-// the local store's, else 0. An unreachable Redis leaves the local answer,
-// without an error: the Fleet already warned.
-func (w *Windows) Window(ctx context.Context, provider, model string) (int, error) {
+// Window returns the window the fleet learned for provider's model at
+// baseURL, else the local store's, else 0. A value in Redis that no
+// overflow could state is not used (window.File's rule). An unreachable
+// Redis leaves the local answer, without an error: the Fleet already
+// warned.
+func (w *Windows) Window(ctx context.Context, provider, baseURL, model string) (int, error) {
 	var v string
 	err := w.Fleet.do(ctx, "window", func(ctx context.Context, c *redis.Client) error {
 		var err error
-		v, err = c.Get(ctx, windowKey(provider, model)).Result()
+		v, err = c.Get(ctx, w.key(provider, baseURL, model)).Result()
 		return err
 	})
 	switch {
 	case err == nil:
-		if n, perr := strconv.Atoi(v); perr == nil && n > 0 {
+		if n, perr := strconv.Atoi(v); perr == nil && retry.PlausibleWindow(n) {
 			return n, nil
 		}
 	case errors.Is(err, redis.Nil), errors.Is(err, ErrLocal):
@@ -50,18 +59,21 @@ func (w *Windows) Window(ctx context.Context, provider, model string) (int, erro
 	if w.Local == nil {
 		return 0, nil
 	}
-	return w.Local.Window(ctx, provider, model)
+	return w.Local.Window(ctx, provider, baseURL, model)
 }
 
 // Learn records the window in the local store and in Redis; it fails only
 // when neither took it.
-func (w *Windows) Learn(ctx context.Context, provider, model string, tokens int) error {
+func (w *Windows) Learn(ctx context.Context, provider, baseURL, model string, tokens int) error {
+	if !retry.PlausibleWindow(tokens) {
+		return fmt.Errorf("fleet: learn window: %d tokens is no context window", tokens)
+	}
 	var local error
 	if w.Local != nil {
-		local = w.Local.Learn(ctx, provider, model, tokens)
+		local = w.Local.Learn(ctx, provider, baseURL, model, tokens)
 	}
 	err := w.Fleet.do(ctx, "learn window", func(ctx context.Context, c *redis.Client) error {
-		return c.Set(ctx, windowKey(provider, model), tokens, WindowTTL).Err()
+		return c.Set(ctx, w.key(provider, baseURL, model), tokens, WindowTTL).Err()
 	})
 	if err != nil && (w.Local == nil || local != nil) {
 		return errors.Join(local, err)

@@ -18,10 +18,10 @@ func TestWindowsShared(t *testing.T) {
 	a := &fleet.Windows{Fleet: open(t, rs.URL, nil), Local: &window.File{Path: window.Path(t.TempDir())}}
 	b := &fleet.Windows{Fleet: open(t, rs.URL, nil), Local: &window.File{Path: window.Path(t.TempDir())}}
 	ctx := t.Context()
-	if n, err := b.Window(ctx, "local", "qwen3:8b"); n != 0 || err != nil {
+	if n, err := b.Window(ctx, "local", "", "qwen3:8b"); n != 0 || err != nil {
 		t.Fatalf("nothing learned yet: %d, %v", n, err)
 	}
-	if err := a.Learn(ctx, "local", "qwen3:8b", 8192); err != nil {
+	if err := a.Learn(ctx, "local", "", "qwen3:8b", 8192); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -36,23 +36,23 @@ func TestWindowsShared(t *testing.T) {
 		{"other provider", b, "groq", "qwen3:8b", 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if n, err := tt.w.Window(ctx, tt.provider, tt.model); n != tt.want || err != nil {
+			if n, err := tt.w.Window(ctx, tt.provider, "", tt.model); n != tt.want || err != nil {
 				t.Errorf("window %d (%v), want %d", n, err, tt.want)
 			}
 		})
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
 	defer rdb.Close()
-	if ttl, err := rdb.TTL(ctx, "rally:window:local:qwen3%3A8b").Result(); err != nil || ttl <= 0 || ttl > fleet.WindowTTL {
+	if ttl, err := rdb.TTL(ctx, "rally:window:local::qwen3%3A8b").Result(); err != nil || ttl <= 0 || ttl > fleet.WindowTTL {
 		t.Errorf("key ttl %v (%v), want up to %v", ttl, err, fleet.WindowTTL)
 	}
 
 	rs.Stop()
 	start := time.Now()
-	if err := b.Learn(ctx, "local", "small", 2048); err != nil {
+	if err := b.Learn(ctx, "local", "", "small", 2048); err != nil {
 		t.Errorf("learn with redis down: %v (the file store has it)", err)
 	}
-	if n, err := b.Window(ctx, "local", "small"); n != 2048 || err != nil {
+	if n, err := b.Window(ctx, "local", "", "small"); n != 2048 || err != nil {
 		t.Errorf("with redis down: %d (%v), want the local 2048", n, err)
 	}
 	if d := time.Since(start); d > 2*time.Second {

@@ -133,6 +133,11 @@ func sizes(ft *facts) (window, requested int) {
 
 func plausible(n int64) bool { return n >= minWindow && n <= maxWindow }
 
+// PlausibleWindow reports whether n can be a context window: what an
+// overflow error is trusted to state, and so what a learned window read
+// back from a store (a file, a fleet's Redis) must be to be used.
+func PlausibleWindow(n int) bool { return plausible(int64(n)) }
+
 // numberBefore reads the integer that ends just before an occurrence of p
 // (one space apart), the first occurrence that has one.
 func numberBefore(t, p string) (int64, bool) {

@@ -11,28 +11,30 @@ import (
 )
 
 // Windows remembers the context windows that overflow errors stated, per
-// provider and model, where every process using the same models sees them:
+// provider, server (base URL) and model, where every process using the same models sees them:
 // package window's File on one machine ($RALLY_HOME), package fleet's
 // Windows across a fleet. The session asks it at the start of every prompt
 // and tells it what an overflow says.
 type Windows interface {
-	// Window returns the window learned for provider's model, 0 if none.
-	Window(ctx context.Context, provider, model string) (int, error)
-	// Learn records that provider's model takes at most tokens.
-	Learn(ctx context.Context, provider, model string, tokens int) error
+	// Window returns the window learned for provider's model at baseURL,
+	// 0 if none. Every --base-url run is provider "custom": the server is
+	// what tells one model's window from another's.
+	Window(ctx context.Context, provider, baseURL, model string) (int, error)
+	// Learn records that provider's model at baseURL takes at most tokens.
+	Learn(ctx context.Context, provider, baseURL, model string, tokens int) error
 }
 
 // windowTimeout bounds one call to Config.Windows: a slow store costs a
 // prompt this much at most, never a hang.
 const windowTimeout = 2 * time.Second
 
-type modelKey struct{ provider, model string }
+type modelKey struct{ provider, baseURL, model string }
 
 // effective is m with its context window as the session knows it: the
 // configured or catalog window, or the learned one when that is smaller
 // (or the only one). Callers hold s.mu.
 func (s *Session) effective(m llm.Model) llm.Model {
-	if w := s.learned[modelKey{m.Provider, m.ID}]; w > 0 && (m.ContextWindow <= 0 || w < m.ContextWindow) {
+	if w := s.learned[modelKey{m.Provider, m.BaseURL, m.ID}]; w > 0 && (m.ContextWindow <= 0 || w < m.ContextWindow) {
 		m.ContextWindow = w
 	}
 	return m
@@ -56,14 +58,14 @@ func (s *Session) loadWindow(ctx context.Context) {
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, windowTimeout)
 	defer cancel()
-	n, err := s.cfg.Windows.Window(ctx, m.Provider, m.ID)
+	n, err := s.cfg.Windows.Window(ctx, m.Provider, m.BaseURL, m.ID)
 	if err != nil {
 		s.logger().Warn("session: read learned context window", "provider", m.Provider, "model", m.ID, "err", err.Error())
 		return
 	}
 	if n > 0 {
 		s.mu.Lock()
-		s.learned[modelKey{m.Provider, m.ID}] = n
+		s.learned[modelKey{m.Provider, m.BaseURL, m.ID}] = n
 		s.mu.Unlock()
 	}
 }
@@ -74,7 +76,7 @@ func (s *Session) learn(ctx context.Context, m llm.Model, rep retry.Report) {
 	if rep.Window <= 0 {
 		return
 	}
-	k := modelKey{m.Provider, m.ID}
+	k := modelKey{m.Provider, m.BaseURL, m.ID}
 	s.mu.Lock()
 	old := s.learned[k]
 	s.learned[k] = rep.Window
@@ -89,7 +91,7 @@ func (s *Session) learn(ctx context.Context, m llm.Model, rep retry.Report) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), windowTimeout)
 	defer cancel()
-	if err := s.cfg.Windows.Learn(ctx, m.Provider, m.ID, rep.Window); err != nil {
+	if err := s.cfg.Windows.Learn(ctx, m.Provider, m.BaseURL, m.ID, rep.Window); err != nil {
 		s.logger().Warn("session: record learned context window", "provider", m.Provider, "model", m.ID, "err", err.Error())
 	}
 }

@@ -38,7 +38,7 @@ func TestLearnedWindow(t *testing.T) {
 	if got := s.State().Model.ContextWindow; got != 3000 {
 		t.Errorf("State window %d, want the learned 3000", got)
 	}
-	if n, err := store.Window(t.Context(), "local", "qwen"); n != 3000 || err != nil {
+	if n, err := store.Window(t.Context(), "local", "", "qwen"); n != 3000 || err != nil {
 		t.Errorf("store has %d (%v), want 3000", n, err)
 	}
 	// The context after compaction was sized for the learned window: the
@@ -66,7 +66,7 @@ func TestLearnedWindow(t *testing.T) {
 // provider never sees it.
 func TestKnownWindowNotOverflowedAgain(t *testing.T) {
 	store := &window.File{Path: window.Path(t.TempDir())}
-	if err := store.Learn(t.Context(), "local", "qwen", 2000); err != nil {
+	if err := store.Learn(t.Context(), "local", "", "qwen", 2000); err != nil {
 		t.Fatal(err)
 	}
 	f := &fake{steps: []step{{text: "summary"}, {text: "answer"}}}

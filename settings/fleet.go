@@ -38,6 +38,10 @@ type Fleet struct {
 	// PasswordEnv names the variable holding the Redis password; the
 	// password itself never goes in a settings file.
 	PasswordEnv string `json:"passwordEnv,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_description:"Name of the environment variable holding the Redis password (the password never goes in this file)."`
+	// Namespace separates teams that share one Redis: keys go under
+	// rally/<namespace>: instead of rally:, so that a Redis ACL user can be
+	// limited to one team's keys.
+	Namespace string `json:"namespace,omitempty" jsonschema:"pattern=^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$" jsonschema_description:"Separates teams sharing one Redis: processes with different namespaces share nothing, and their keys start with rally/<namespace>: (rally: without one), so a Redis ACL user can be limited to them. Empty: the default namespace."`
 	// TimeoutMs bounds each Redis call; 0 means DefaultFleetTimeoutMs.
 	TimeoutMs int `json:"timeoutMs" jsonschema:"minimum=1,maximum=10000,default=200" jsonschema_description:"Longest wait for Redis per call, in milliseconds. A Redis slower than this, or down, means local behaviour (one warning) until it answers again."`
 	// Budgets are per-credential request and token budgets, by provider.

@@ -156,11 +156,16 @@ func (f *File) checkGo() []*Error {
 		for _, name := range ps.keys {
 			raw, ok := lookup(ps, []string{name, "baseUrl"})
 			u, _ := raw.(string)
-			if !ok || validURL(u) {
-				continue
+			path := formatPath([]string{"providers", name, "baseUrl"})
+			switch {
+			case !ok:
+			case hasUserInfo(u):
+				// Not quoted: the mistake is a secret in it.
+				errs = append(errs, &Error{File: f.Name, Path: path,
+					Msg: "must not hold a user or password (the value is not shown): the key goes in rally auth, or in the variable apiKeyEnv names"})
+			case !validURL(u):
+				errs = append(errs, &Error{File: f.Name, Path: path, Msg: "must be an http or https URL, got " + describe(raw)})
 			}
-			errs = append(errs, &Error{File: f.Name, Path: formatPath([]string{"providers", name, "baseUrl"}),
-				Msg: "must be an http or https URL, got " + describe(raw)})
 		}
 	}
 	if raw, ok := lookup(f.doc, []string{"fleet", "redis"}); ok {
@@ -174,13 +179,22 @@ func (f *File) checkGo() []*Error {
 }
 
 // hasPassword reports a URL with a password in its user info.
-func hasPassword(s string) bool {
+func hasPassword(s string) bool { return hasUser(s, true) }
+
+// hasUserInfo reports a URL with a user or password before its host
+// (https://user:secret@host). A provider's key never belongs there.
+func hasUserInfo(s string) bool { return hasUser(s, false) }
+
+func hasUser(s string, password bool) bool {
 	u, err := url.Parse(s)
 	if err != nil {
 		return strings.Contains(s, "@") // unparsable: refuse what may hide one
 	}
-	_, ok := u.User.Password()
-	return ok
+	if password {
+		_, ok := u.User.Password()
+		return ok
+	}
+	return u.User != nil
 }
 
 func validURL(s string) bool {

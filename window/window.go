@@ -1,6 +1,6 @@
 // Package window remembers the context windows that providers state in
 // their overflow errors ("This model's maximum context length is 8192
-// tokens", "n_ctx (4096)"), per provider and model, so that every rally
+// tokens", "n_ctx (4096)"), per provider, server and model, so that every rally
 // process on the machine sizes its context by what the server really
 // takes, whatever the catalog or an unknown model's default says.
 //
@@ -14,17 +14,26 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/rally-agent/rally/internal/filelock"
+	"github.com/rally-agent/rally/retry"
 )
 
 // Learned is one window learned from an overflow error.
 type Learned struct {
 	Provider string `json:"provider"`
-	Model    string `json:"model"`
+	// BaseURL is the server's address as Server gives it: every
+	// --base-url run is provider "custom", and one server's window is not
+	// another's. Entries written before it was kept have none; they
+	// answer only a caller without a base URL, so no other server's window
+	// is applied (the next overflow states it again).
+	BaseURL string `json:"baseUrl,omitempty"`
+	Model   string `json:"model"`
 	// Tokens is the window, in tokens, as the provider stated it.
 	Tokens int `json:"tokens"`
 	// At is when it was learned.
@@ -49,28 +58,43 @@ type fileData struct {
 	Windows []Learned `json:"windows"`
 }
 
-// Window returns the window learned for provider's model, 0 when none is.
-func (f *File) Window(_ context.Context, provider, model string) (int, error) {
+// Server is the part of a base URL that names the server, for keys:
+// scheme, host and path, without a user, query or fragment, which may
+// carry a key and say nothing about the server.
+func Server(baseURL string) string {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil {
+		return ""
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return strings.TrimRight(u.String(), "/")
+}
+
+// Window returns the window learned for provider's model at baseURL, 0
+// when none is.
+func (f *File) Window(_ context.Context, provider, baseURL, model string) (int, error) {
 	all, err := f.read()
 	if err != nil {
 		return 0, err
 	}
+	srv := Server(baseURL)
 	for _, w := range all {
-		if w.Provider == provider && w.Model == model {
+		if w.Provider == provider && w.BaseURL == srv && w.Model == model {
 			return w.Tokens, nil
 		}
 	}
 	return 0, nil
 }
 
-// Learn records that provider's model has a window of tokens.
-func (f *File) Learn(ctx context.Context, provider, model string, tokens int) error {
-	if provider == "" || model == "" || tokens <= 0 {
-		return fmt.Errorf("window: learn: need a provider, a model and a positive size (got %q, %q, %d)", provider, model, tokens)
+// Learn records that provider's model at baseURL has a window of tokens.
+func (f *File) Learn(ctx context.Context, provider, baseURL, model string, tokens int) error {
+	if provider == "" || model == "" || !retry.PlausibleWindow(tokens) {
+		return fmt.Errorf("window: learn: need a provider, a model and a plausible size (got %q, %q, %d)", provider, model, tokens)
 	}
+	srv := Server(baseURL)
 	return f.update(ctx, func(all []Learned) []Learned {
-		all = slices.DeleteFunc(all, func(w Learned) bool { return w.Provider == provider && w.Model == model })
-		return append(all, Learned{Provider: provider, Model: model, Tokens: tokens, At: f.now().UTC()})
+		all = slices.DeleteFunc(all, func(w Learned) bool { return w.Provider == provider && w.BaseURL == srv && w.Model == model })
+		return append(all, Learned{Provider: provider, BaseURL: srv, Model: model, Tokens: tokens, At: f.now().UTC()})
 	})
 }
 
@@ -106,7 +130,7 @@ func (f *File) update(ctx context.Context, fn func([]Learned) []Learned) error {
 	old, _ := f.read()
 	all := fn(old)
 	slices.SortFunc(all, func(a, b Learned) int {
-		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Model, b.Model))
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.BaseURL, b.BaseURL), cmp.Compare(a.Model, b.Model))
 	})
 	if err := filelock.WriteJSON(f.Path, fileData{Version: 1, Windows: all}); err != nil {
 		return fmt.Errorf("window: %w", err)
@@ -119,5 +143,7 @@ func (f *File) read() ([]Learned, error) {
 	if err := filelock.ReadJSON(f.Path, &d); err != nil {
 		return nil, fmt.Errorf("window: %w", err)
 	}
-	return slices.DeleteFunc(d.Windows, func(w Learned) bool { return w.Tokens <= 0 }), nil
+	// The file is local input like any other: a window no overflow could
+	// state (1, say, which would refuse every prompt) is not used.
+	return slices.DeleteFunc(d.Windows, func(w Learned) bool { return !retry.PlausibleWindow(w.Tokens) }), nil
 }

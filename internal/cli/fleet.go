@@ -42,7 +42,7 @@ func openFleet(st *settings.Settings, getenv func(string) string, log *slog.Logg
 		}
 	}
 	f, err := fleet.Open(fleet.Config{
-		URL: raw, Password: password, Timeout: st.Fleet.Timeout(), Log: log,
+		URL: raw, Password: password, Namespace: st.Fleet.Namespace, Timeout: st.Fleet.Timeout(), Log: log,
 		Warn: func(msg string) { fmt.Fprintln(stderr, "rally:", msg) },
 	})
 	if err != nil {

@@ -24,8 +24,10 @@ the project's session files as transcripts with a timeline of model calls,
 failures, waits before retries and compactions.
 
 It listens on a loopback address only and prints a URL with a random access
-token; the first visit trades it for a cookie. Other origins cannot post to
-it, and its pages run no script. API keys are never shown or accepted: use
+token; the first visit trades it for a cookie that only the console's own
+secret path receives, so no other local server ever gets it. Other origins
+cannot post to it, and its pages run no script. A change of hooks (commands
+rally runs) needs a code that rally web prints here. API keys are never shown or accepted: use
 rally auth for credentials. Stop it with Ctrl-C.`,
 		Example: `  rally web
   rally web --listen 127.0.0.1:0          # any free port`,
@@ -60,7 +62,7 @@ func runWeb(ctx context.Context, s streams, listen, sessionDir string) error {
 		st = settings.Default()
 	}
 	_, keys := runSecrets(settings.Home(userHome(), os.Getenv), st, os.Environ())
-	srv, err := web.New(web.Config{Settings: src, SessionDir: sessionDir, Keys: keys})
+	srv, err := web.New(web.Config{Settings: src, SessionDir: sessionDir, Keys: keys, Terminal: s.err})
 	if err != nil {
 		return err
 	}

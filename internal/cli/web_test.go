@@ -43,7 +43,7 @@ func TestWebServesThisProject(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	link := regexp.MustCompile(`<a href="(/sessions/[^"]+)">What does rally do\?</a>`).FindSubmatch(body)
+	link := regexp.MustCompile(`<a href="[^"]*(/sessions/[^"]+)">What does rally do\?</a>`).FindSubmatch(body)
 	if link == nil || !strings.Contains(string(body), `<td class="n"><b>1</b></td>`) {
 		t.Fatalf("sessions page lacks the session and its retry:\n%s", body)
 	}
@@ -111,7 +111,9 @@ func startWeb(t *testing.T) (*http.Client, string) {
 		t.Fatalf("printed URL: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	return c, m[1]
+	// The pages live under the console's secret path, where the visit
+	// landed (/c/<random>/settings).
+	return c, m[1] + strings.TrimSuffix(resp.Request.URL.Path, "/settings")
 }
 
 // TestWebHidesStoredKeys: rally web hands the console the keys rally

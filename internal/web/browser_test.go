@@ -117,7 +117,7 @@ func TestBrowser(t *testing.T) {
 	t.Run("save settings", func(t *testing.T) {
 		// The printed URL: the token becomes a cookie, the page opens.
 		within(t, ctx, "open", chromedp.Navigate(e.ts.URL+"/?token="+e.srv.Token()))
-		if loc := within(t, ctx, "location", chromedp.Location()); loc != e.ts.URL+"/settings" {
+		if loc := within(t, ctx, "location", chromedp.Location()); loc != e.url("/settings") {
 			t.Fatalf("landed on %s", loc)
 		}
 		within(t, ctx, "fill", chromedp.Steps(
@@ -166,9 +166,9 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("session timeline", func(t *testing.T) {
-		within(t, ctx, "sessions", chromedp.Navigate(e.ts.URL+"/sessions"))
+		within(t, ctx, "sessions", chromedp.Navigate(e.url("/sessions")))
 		screenshot(t, ctx, "sessions.png")
-		follow(t, ctx, "open session", chromedp.Click(chromedp.CSS(`a[href="/sessions/`+retryName+`"]`)))
+		follow(t, ctx, "open session", chromedp.Click(chromedp.CSS(`a[href="`+e.srv.Base()+`sessions/`+retryName+`"]`)))
 		red := within(t, ctx, "red bars", chromedp.Evaluate[int](`document.querySelectorAll('#timeline rect.call.failed').length`))
 		if red != 1 {
 			t.Errorf("%d red bars, want 1", red)
@@ -193,7 +193,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("script inert", func(t *testing.T) {
-		within(t, ctx, "open", chromedp.Navigate(e.ts.URL+"/sessions/"+scriptName))
+		within(t, ctx, "open", chromedp.Navigate(e.url("/sessions/"+scriptName)))
 		pwned := within(t, ctx, "pwned", chromedp.Evaluate[bool](`window.pwned !== undefined`))
 		if pwned {
 			t.Error("script from the session ran")

@@ -146,7 +146,7 @@ type env struct {
 // serveAuthed serves GET path in process, as a browser holding the
 // console's cookie would send it.
 func serveAuthed(srv *Server, path string) *httptest.ResponseRecorder {
-	req := httptest.NewRequest("GET", path, nil)
+	req := httptest.NewRequest("GET", srv.Base()+strings.TrimPrefix(path, "/"), nil)
 	req.Host = "127.0.0.1"
 	req.AddCookie(&http.Cookie{Name: cookieName(req), Value: srv.Token()})
 	w := httptest.NewRecorder()
@@ -162,10 +162,18 @@ func newEnv(t testing.TB) *env {
 // newEnvKeys is newEnv with a console that knows keys (Config.Keys).
 func newEnvKeys(t testing.TB, keys []string) *env {
 	t.Helper()
+	return newEnvWith(t, Config{Token: "test-token-0123456789", Keys: keys})
+}
+
+// newEnvWith is newEnv with a console built from cfg, its settings and
+// session directory filled in.
+func newEnvWith(t testing.TB, cfg Config) *env {
+	t.Helper()
 	root := t.TempDir()
 	e := &env{home: filepath.Join(root, "home"), project: filepath.Join(root, "proj"), sessions: filepath.Join(root, "sessions")}
 	e.src = settings.Locate(e.home, e.project, func(string) string { return "" })
-	srv, err := New(Config{Settings: e.src, SessionDir: e.sessions, Token: "test-token-0123456789", Keys: keys})
+	cfg.Settings, cfg.SessionDir = e.src, e.sessions
+	srv, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,6 +192,10 @@ func newEnvKeys(t testing.TB, keys []string) *env {
 	}
 	return e
 }
+
+// url is the address of path ("/settings") on the console, under its
+// secret path, as the console's own links give it.
+func (e *env) url(path string) string { return e.ts.URL + e.srv.Base() + strings.TrimPrefix(path, "/") }
 
 func writeFile(t testing.TB, path, data string) {
 	t.Helper()

@@ -65,6 +65,7 @@ type field struct {
 	Source                         string // default, global or project
 	SourceName                     string // the file, for global and project
 	ReadOnly                       bool   // set in a file that wins over the one edited
+	edited                         bool   // changed by the save being made
 	Bare                           bool   // its group already says what it is
 	Errors                         []string
 	Notes                          []string // said of the value on disk; unlike Errors, no reason to refuse a save
@@ -86,6 +87,8 @@ type layers struct {
 	// eff: its fields then show what the file holds, so that a value can
 	// be corrected (changed from what is there) in the form.
 	invalid bool
+	// keys are the API keys rally knows: a value holding one is not shown.
+	keys []string
 }
 
 // source names where the value at key comes from.
@@ -232,8 +235,9 @@ func buildField(key, label string, n *schemaNode, l *layers) (*field, error) {
 		raw = own
 	}
 	f.Value = display(n, raw)
-	if looksLikeKey(f.Value) {
-		// A key typed into the file by hand: never shown.
+	if looksLikeKey(f.Value, l.keys...) {
+		// A key typed into the file by hand (or a known one, in a URL's
+		// query or a hook's argument): never shown.
 		f.Value = ""
 		f.Notes = append(f.Notes, f.SourceName+": "+key+": looks like an API key, so it is not shown; keys belong in rally auth, not in settings: remove it from the file")
 	}

@@ -9,17 +9,14 @@ package web
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"syscall"
@@ -42,12 +39,23 @@ type Config struct {
 	// Keys are the API keys rally knows: never shown, even where a session
 	// file holds one. Key-shaped tokens are hidden without them too.
 	Keys []string
+	// Terminal is where rally web prints the one-time code that confirms
+	// a change of hooks (commands rally runs): the person at the terminal
+	// sees it, a process that stole the console's cookie does not. Nil:
+	// hooks cannot be changed from the console.
+	Terminal io.Writer
 }
 
 // Server is the console's http.Handler.
 type Server struct {
-	cfg     Config
-	token   string
+	cfg   Config
+	token string
+	// base is the secret path every page lives under, "/c/<random>/":
+	// the cookie is scoped to it, so no other server on this machine
+	// receives it (see auth.go).
+	base    string
+	hooks   *confirmer
+	loads   limiter // session files being read (maxLoads)
 	tmpl    *template.Template
 	sums    *summaries
 	handler http.Handler
@@ -57,9 +65,7 @@ type Server struct {
 func New(cfg Config) (*Server, error) {
 	token := cfg.Token
 	if token == "" {
-		var b [24]byte
-		rand.Read(b[:])
-		token = hex.EncodeToString(b[:])
+		token = randomHex(24)
 	}
 	tmpl, err := template.New("").Funcs(funcs).ParseFS(assets, "templates/*.html")
 	if err != nil {
@@ -68,7 +74,9 @@ func New(cfg Config) (*Server, error) {
 	if _, err := loadSchema(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, token: token, tmpl: tmpl, sums: newSummaries(cfg.SessionDir, cfg.Keys)}
+	sums := newSummaries(cfg.SessionDir, cfg.Keys)
+	s := &Server{cfg: cfg, token: token, base: "/c/" + randomHex(16) + "/", hooks: newConfirmer(cfg.Terminal),
+		loads: sums.loads, tmpl: tmpl, sums: sums}
 	static, _ := fs.Sub(assets, "static")
 	mux := http.NewServeMux()
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -91,7 +99,7 @@ func (s *Server) Token() string { return s.token }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // URL is the address to open: it carries the token, which the first visit
-// trades for a cookie.
+// trades for a cookie scoped to the console's secret path.
 func (s *Server) URL(addr net.Addr) string {
 	return "http://" + addr.String() + "/?token=" + s.token
 }
@@ -182,37 +190,6 @@ func checkHost(next http.Handler) http.Handler {
 	})
 }
 
-// cookieName includes the port: cookies are not kept apart by port, and
-// two consoles on one machine must not log each other out.
-func cookieName(r *http.Request) string {
-	_, port, _ := net.SplitHostPort(r.Host)
-	return "rally_web_" + port
-}
-
-// checkToken lets a request through with the token's cookie. A request
-// with the token in its query gets the cookie and is redirected to the same
-// address without the token, so it stays out of the history and the
-// address bar.
-func (s *Server) checkToken(next http.Handler) http.Handler {
-	ok := func(v string) bool { return subtle.ConstantTimeCompare([]byte(v), []byte(s.token)) == 1 }
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		if r.Method == http.MethodGet && q.Has("token") && ok(q.Get("token")) {
-			http.SetCookie(w, &http.Cookie{Name: cookieName(r), Value: s.token, Path: "/",
-				HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			q.Del("token")
-			u := url.URL{Path: r.URL.Path, RawQuery: q.Encode()}
-			http.Redirect(w, r, u.String(), http.StatusSeeOther)
-			return
-		}
-		if c, err := r.Cookie(cookieName(r)); err == nil && ok(c.Value) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		http.Error(w, "rally web: unauthorized: open the address that `rally web` printed (it carries the access token)", http.StatusUnauthorized)
-	})
-}
-
 // render writes a page, or a plain error if the template fails (which is
 // a bug: the page data is ours).
 func (s *Server) render(w http.ResponseWriter, status int, name string, data any) {
@@ -223,7 +200,7 @@ func (s *Server) render(w http.ResponseWriter, status int, name string, data any
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = b.WriteTo(w)
+	_, _ = w.Write(s.rebase(w, b.Bytes()))
 }
 
 var funcs = template.FuncMap{

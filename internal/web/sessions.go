@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -235,6 +234,7 @@ func firstLine(bs []block) string {
 type summaries struct {
 	dir   string
 	keys  []string // hidden in what is shown (loadSession)
+	loads limiter  // shared with the session views
 	mu    sync.Mutex
 	cache map[string]cached
 }
@@ -245,7 +245,7 @@ type cached struct {
 }
 
 func newSummaries(dir string, keys []string) *summaries {
-	return &summaries{dir: dir, keys: keys, cache: map[string]cached{}}
+	return &summaries{dir: dir, keys: keys, loads: newLimiter(maxLoads), cache: map[string]cached{}}
 }
 
 // list returns the sessions from index from (newest first) up to but not
@@ -276,10 +276,10 @@ func (s *summaries) list(ctx context.Context, from, to int) ([]sessionInfo, int,
 
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+	for range min(maxLoads, len(todo)) {
 		wg.Go(func() {
 			for i := range next {
-				out[i] = s.read(files[i])
+				out[i] = s.read(ctx, files[i])
 			}
 		})
 	}
@@ -310,7 +310,12 @@ func (s *summaries) list(ctx context.Context, from, to int) ([]sessionInfo, int,
 	return out, len(all), nil
 }
 
-func (s *summaries) read(f sessionFile) sessionInfo {
+func (s *summaries) read(ctx context.Context, f sessionFile) sessionInfo {
+	release, err := s.loads.acquire(ctx)
+	if err != nil {
+		return sessionInfo{Name: f.Name, Err: err.Error()}
+	}
+	defer release()
 	v, err := loadSession(s.dir, f.Name, s.keys)
 	if err != nil {
 		return sessionInfo{Name: f.Name, Err: err.Error()}

@@ -7,10 +7,12 @@ package web
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/llm"
@@ -47,16 +49,29 @@ func listSessionFiles(dir string) ([]sessionFile, error) {
 // the session directory: no separators, no dot-dot, a .jsonl name.
 func validSessionName(name string) bool {
 	return name != "" && filepath.Base(name) == name && !strings.ContainsAny(name, `/\`) &&
+		!strings.ContainsFunc(name, unicode.IsControl) && // a NUL is no file name: "no such session", not an error
 		strings.HasSuffix(name, ".jsonl") && !strings.HasPrefix(name, ".")
 }
+
+// errNotSession is loadSession's answer for a name the sessions list would
+// not show: a bad name, or a path that is not a plain file (a symlink to
+// somewhere else, a directory, a FIFO). It is fs.ErrNotExist, so the page
+// says "no such session" (404).
+var errNotSession = fmt.Errorf("not a session file: %w", fs.ErrNotExist)
 
 // loadSession reads one session file of dir into the transcript view,
 // with keys and key-shaped tokens hidden (redactView).
 func loadSession(dir, name string, keys []string) (*sessionView, error) {
 	if !validSessionName(name) {
-		return nil, fmt.Errorf("load session %q: not a session file name", name)
+		return nil, fmt.Errorf("load session %q: %w", name, errNotSession)
 	}
-	ld, err := journal.Load(filepath.Join(dir, name))
+	// The list leaves out what is not a plain file (listSessionFiles); the
+	// page must not open what the list hides.
+	p := filepath.Join(dir, name)
+	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("load session %q: %w", name, errNotSession)
+	}
+	ld, err := journal.Load(p)
 	if err != nil {
 		return nil, err
 	}

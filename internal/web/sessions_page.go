@@ -28,6 +28,7 @@ type sessionData struct {
 	Nav      string
 	Session  *sessionView
 	Timeline *timeline
+	Pager    *pager // the part of the transcript shown
 }
 
 func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
@@ -54,13 +55,22 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 		}
 		d.ShowAllLink = total > pageSize
 	}
-	s.render(w, http.StatusOK, "sessions.html", d)
+	status := http.StatusOK
+	if len(list) == 0 && total > 0 {
+		status = http.StatusNotFound // a page past the last: say so, not "No sessions yet"
+	}
+	s.render(w, status, "sessions.html", d)
 }
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
+	release, err := s.loads.acquire(r.Context())
+	if err != nil {
+		return // the client left while waiting
+	}
+	defer release()
 	v, err := loadSession(s.cfg.SessionDir, r.PathValue("name"), s.cfg.Keys)
 	switch {
-	case errors.Is(err, fs.ErrNotExist) || (err != nil && !validSessionName(r.PathValue("name"))):
+	case errors.Is(err, fs.ErrNotExist):
 		http.Error(w, "rally web: no such session", http.StatusNotFound)
 		return
 	case err != nil:
@@ -73,5 +83,8 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		st = settings.Default()
 	}
-	s.render(w, http.StatusOK, "session.html", &sessionData{Nav: "sessions", Session: v, Timeline: drawTimeline(v, retryPlanner(st))})
+	tl := drawTimeline(v, retryPlanner(st))
+	page, _ := strconv.Atoi(r.FormValue("page"))
+	pg := v.pageOf(page)
+	s.render(w, http.StatusOK, "session.html", &sessionData{Nav: "sessions", Session: v, Timeline: tl, Pager: pg})
 }

@@ -259,7 +259,7 @@ func TestSessionsPages(t *testing.T) {
 		}
 	}
 	_, body := e.get(t, "/sessions?page=2")
-	if !strings.Contains(body, "101–200 of 250") || !strings.Contains(body, `href="/sessions?page=1"`) || !strings.Contains(body, `href="/sessions?page=3"`) {
+	if !strings.Contains(body, "101–200 of 250") || !strings.Contains(body, `href="`+e.srv.Base()+`sessions?page=1"`) || !strings.Contains(body, `href="`+e.srv.Base()+`sessions?page=3"`) {
 		t.Error("page 2 lacks its position or links")
 	}
 }

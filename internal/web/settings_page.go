@@ -33,6 +33,8 @@ type settingsData struct {
 	Conflict string   // the file that changed, when a save was refused for it
 	Saved    string
 	Broken   bool // the edited file is invalid on disk: nothing can be saved
+	// ConfirmHooks asks for the code rally web printed (confirm.go).
+	ConfirmHooks bool
 }
 
 type fileTab struct {
@@ -109,7 +111,7 @@ func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request) {
 			d.Saved = "Nothing to save: no value was changed."
 		}
 	}
-	s.render(w, http.StatusOK, "settings.html", d)
+	s.renderSettings(w, http.StatusOK, d)
 }
 
 // settingsForm builds the page for the file r asks for (_file: global,
@@ -119,7 +121,7 @@ func (s *Server) settingsPage(w http.ResponseWriter, r *http.Request) {
 // the problems of the other.
 func (s *Server) settingsForm(r *http.Request, sn *snapshot, problems bool) (*settingsData, *layers, error) {
 	src := s.cfg.Settings
-	l := &layers{global: orEmpty(sn.global, src.Global)}
+	l := &layers{global: orEmpty(sn.global, src.Global), keys: s.cfg.Keys}
 	if src.Project.Path != "" {
 		l.project = orEmpty(sn.project, src.Project)
 	}
@@ -196,8 +198,8 @@ func (d *settingsData) attach(err error, byName map[string]*field) {
 			continue
 		}
 		f.Errors = append(f.Errors, e.Error())
-		if strings.HasSuffix(f.Name, "apiKeyEnv") {
-			f.Value = "" // it may be a key pasted in the wrong place
+		if strings.HasSuffix(f.Name, "apiKeyEnv") || strings.Contains(e.Msg, notShown) {
+			f.Value = "" // it may be a key pasted in the wrong place, or a URL's password
 		}
 	}
 }
@@ -225,7 +227,7 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 	}
 	if name := s.changedFile(r.PostFormValue("_version"), sn); name != "" {
 		d.Conflict = name
-		s.render(w, http.StatusConflict, "settings.html", d)
+		s.renderSettings(w, http.StatusConflict, d)
 		return
 	}
 	if d.Broken {
@@ -233,7 +235,7 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 			d.attach(e, nil)
 		}
 		d.Errors = append(d.Errors, "fix the file by hand first; nothing was written")
-		s.render(w, http.StatusUnprocessableEntity, "settings.html", d)
+		s.renderSettings(w, http.StatusUnprocessableEntity, d)
 		return
 	}
 	byName := map[string]*field{}
@@ -247,18 +249,27 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 			d.Errors = append(d.Errors, fmt.Sprintf("%s: not a setting this page edits; nothing was written", name))
 		}
 	}
+	hooksBefore := hooksJSON(l.target)
 	changes := 0
 	for _, t := range d.Form.tables() {
-		n, err := addEntry(r, t, l.target, byName)
+		n, err := addEntry(r, t, l.target, byName, s.cfg.Keys)
 		if err != nil {
 			d.Errors = append(d.Errors, err.Error())
 		}
 		changes += n
 	}
-	changes += applyEdits(r, d.Form.fields(), l.target)
-	if !l.validate(d, byName) {
+	changes += applyEdits(r, d.Form.fields(), l.target, s.cfg.Keys)
+	if !l.validate(d, byName) || !unknownInEdited(l.target, byName) {
 		d.Errors = append(d.Errors, "nothing was written: fix the values marked below")
-		s.render(w, http.StatusUnprocessableEntity, "settings.html", d)
+		s.renderSettings(w, http.StatusUnprocessableEntity, d)
+		return
+	}
+	// Asked last, so that a code is spent only on a save that is
+	// otherwise good.
+	if hooksJSON(l.target) != hooksBefore && !s.hooks.check(r.PostFormValue("_confirm")) {
+		d.Errors = append(d.Errors, s.hooks.refused())
+		d.ConfirmHooks = s.hooks.term != nil
+		s.renderSettings(w, http.StatusForbidden, d)
 		return
 	}
 	if changes > 0 {
@@ -270,7 +281,7 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 			if name := s.changedFile(sn.version, s.readSnapshot()); name != "" {
 				d.Conflict, status = name, http.StatusConflict
 			}
-			s.render(w, status, "settings.html", d)
+			s.renderSettings(w, status, d)
 			return
 		}
 	}
@@ -281,7 +292,7 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 // applyEdits puts each submitted value that differs from what the form
 // showed into target, and returns how many it put. A field left out of the
 // submission (a disabled one) is left alone; problems go to the field.
-func applyEdits(r *http.Request, fields []*field, target *settings.File) int {
+func applyEdits(r *http.Request, fields []*field, target *settings.File, keys []string) int {
 	changes := 0
 	for _, f := range fields {
 		vals, sent := r.PostForm[f.Name]
@@ -289,7 +300,7 @@ func applyEdits(r *http.Request, fields []*field, target *settings.File) int {
 			continue
 		}
 		v := vals[0]
-		if looksLikeKey(v) {
+		if looksLikeKey(v, keys...) {
 			f.Errors = append(f.Errors, keyRefused)
 			f.Value = ""
 			continue
@@ -317,9 +328,29 @@ func applyEdits(r *http.Request, fields []*field, target *settings.File) int {
 			f.Errors = append(f.Errors, fmt.Sprintf("%s: %s: %v", target.Name, f.Name, err))
 			continue
 		}
+		f.edited = true
 		changes++
 	}
 	return changes
+}
+
+// unknownInEdited refuses keys the schema does not know inside the
+// values this save changed (a hook or a model typed as JSON): rally
+// settings only warns of them, for files a newer rally wrote, but a key
+// typed here is a typo that would be ignored silently. It reports whether
+// there were none.
+func unknownInEdited(target *settings.File, byName map[string]*field) bool {
+	warns, _ := target.Check()
+	ok := true
+	for _, w := range warns {
+		f := fieldFor(byName, w.Path)
+		if f == nil || !f.edited || f.Name == w.Path {
+			continue
+		}
+		f.Errors = append(f.Errors, fmt.Sprintf("%s: %s: %s; nothing was written", target.Name, w.Path, strings.Replace(w.Msg, ", ignored", "", 1)))
+		ok = false
+	}
+	return ok
 }
 
 // validate checks the edited file as rally settings set does: together
@@ -348,10 +379,16 @@ func (l *layers) validate(d *settingsData, byName map[string]*field) bool {
 // addEntry files the blank row of table t, when it was given a name, as a
 // new entry of the target file, and registers its cells under their real
 // paths so that validation errors land next to them.
-func addEntry(r *http.Request, t *formTable, target *settings.File, byName map[string]*field) (int, error) {
+func addEntry(r *http.Request, t *formTable, target *settings.File, byName map[string]*field, keys []string) (int, error) {
 	name := strings.TrimSpace(r.PostFormValue(t.NewName))
 	if t.New == nil || name == "" {
 		return 0, nil
+	}
+	// The name becomes one segment of a dotted path: one that would parse
+	// as more, or as another ([0] as the index 0), is refused, not saved
+	// under a name the user did not type.
+	if segs, err := settings.ParsePath(name); err != nil || len(segs) != 1 || segs[0] != name {
+		return 0, fmt.Errorf("%s: %q cannot be a name: use letters, digits, _ and - (no dots or brackets); nothing was written", t.Key, name)
 	}
 	t.New.Name = name
 	for _, row := range t.Rows {
@@ -368,7 +405,7 @@ func addEntry(r *http.Request, t *formTable, target *settings.File, byName map[s
 		}
 		path := t.Key + "." + name + "." + c.Label
 		byName[path] = c
-		if looksLikeKey(v) {
+		if looksLikeKey(v, keys...) {
 			c.Value = ""
 			c.Errors = append(c.Errors, keyRefused)
 			continue
@@ -387,6 +424,10 @@ func addEntry(r *http.Request, t *formTable, target *settings.File, byName map[s
 	}
 	return changes, nil
 }
+
+// notShown is how settings' messages say that they leave out a value
+// that holds a secret; the form leaves it out too.
+const notShown = "(the value is not shown)"
 
 // keyRefused is said of a value shaped like an API key.
 const keyRefused = "looks like an API key: keys are never stored here (use rally auth add); the value is not shown"
@@ -418,9 +459,40 @@ func normalizeLines(v string) string {
 	return strings.Join(out, "\n")
 }
 
-// looksLikeKey reports a value shaped like a provider API key, by the one
-// rule rally redacts them with.
-func looksLikeKey(v string) bool { return redact.Secrets(v) != v }
+// looksLikeKey reports a value holding one of keys or shaped like a
+// provider API key, by the one rule rally redacts them with.
+func looksLikeKey(v string, keys ...string) bool { return redact.Secrets(v, keys...) != v }
+
+// renderSettings renders the settings page with every known key hidden
+// in what it shows: values (a key repeated in a baseUrl query or a hook's
+// argument), and the messages about them, which may quote one.
+func (s *Server) renderSettings(w http.ResponseWriter, status int, d *settingsData) {
+	hide := func(v string) string { return redact.Secrets(v, s.cfg.Keys...) }
+	for i := range d.Errors {
+		d.Errors[i] = hide(d.Errors[i])
+	}
+	if d.Form != nil {
+		fields := d.Form.fields()
+		for _, t := range d.Form.tables() {
+			if t.New != nil {
+				fields = append(fields, t.New.Cells...)
+			}
+		}
+		for _, f := range fields {
+			if looksLikeKey(f.Value, s.cfg.Keys...) {
+				f.Value = ""
+				f.Notes = append(f.Notes, keyRefused)
+			}
+			for i := range f.Errors {
+				f.Errors[i] = hide(f.Errors[i])
+			}
+			for i := range f.Notes {
+				f.Notes[i] = hide(f.Notes[i])
+			}
+		}
+	}
+	s.render(w, status, "settings.html", d)
+}
 
 // unchanged reports whether v, as submitted, is the value the form showed.
 // Browsers send a textarea's line ends as CRLF.

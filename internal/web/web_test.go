@@ -16,7 +16,7 @@ import (
 
 func (e *env) get(t *testing.T, path string) (int, string) {
 	t.Helper()
-	resp, err := e.client.Get(e.ts.URL + path)
+	resp, err := e.client.Get(e.url(path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func (e *env) get(t *testing.T, path string) (int, string) {
 // are not followed, so the status is the save's own.
 func (e *env) post(t *testing.T, form url.Values, header http.Header) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, e.ts.URL+"/settings", strings.NewReader(form.Encode()))
+	req, _ := http.NewRequest(http.MethodPost, e.url("/settings"), strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", e.ts.URL)
 	for k, v := range header {
@@ -73,7 +73,7 @@ func TestTokenRequired(t *testing.T) {
 		{"no token", func() *http.Request { r, _ := http.NewRequest("GET", e.ts.URL+"/settings", nil); return r }, 401},
 		{"wrong token", func() *http.Request { r, _ := http.NewRequest("GET", e.ts.URL+"/settings?token=nope", nil); return r }, 401},
 		{"wrong cookie", func() *http.Request {
-			r, _ := http.NewRequest("GET", e.ts.URL+"/sessions", nil)
+			r, _ := http.NewRequest("GET", e.url("/sessions"), nil)
 			r.AddCookie(&http.Cookie{Name: cookieName(r), Value: "nope"})
 			return r
 		}, 401},
@@ -81,7 +81,7 @@ func TestTokenRequired(t *testing.T) {
 			r, _ := http.NewRequest("POST", e.ts.URL+"/settings?token="+e.srv.Token(), nil)
 			return r
 		}, 401},
-		{"static files too", func() *http.Request { r, _ := http.NewRequest("GET", e.ts.URL+"/static/style.css", nil); return r }, 401},
+		{"static files too", func() *http.Request { r, _ := http.NewRequest("GET", e.url("/static/style.css"), nil); return r }, 401},
 		{"right token", func() *http.Request {
 			r, _ := http.NewRequest("GET", e.ts.URL+"/sessions?token="+e.srv.Token(), nil)
 			return r
@@ -98,11 +98,11 @@ func TestTokenRequired(t *testing.T) {
 				t.Fatalf("status %d, want %d", resp.StatusCode, tc.want)
 			}
 			if tc.want == 303 {
-				if loc := resp.Header.Get("Location"); loc != "/sessions" {
+				if loc := resp.Header.Get("Location"); loc != e.srv.Base()+"sessions" {
 					t.Errorf("redirect to %q, want the address without the token", loc)
 				}
 				ck := resp.Cookies()
-				if len(ck) != 1 || ck[0].Value != e.srv.Token() || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode {
+				if len(ck) != 1 || ck[0].Value != e.srv.Token() || !ck[0].HttpOnly || ck[0].SameSite != http.SameSiteStrictMode || ck[0].Path != e.srv.Base() {
 					t.Errorf("cookie %+v", ck)
 				}
 			}
@@ -147,7 +147,7 @@ func TestListenLoopbackOnly(t *testing.T) {
 
 func TestHostHeaderChecked(t *testing.T) {
 	e := newEnv(t)
-	req, _ := http.NewRequest("GET", e.ts.URL+"/settings", nil)
+	req, _ := http.NewRequest("GET", e.url("/settings"), nil)
 	req.Host = "attacker.example:80"
 	resp, err := e.client.Do(req)
 	if err != nil {
@@ -194,7 +194,7 @@ func TestCrossOriginPostRefused(t *testing.T) {
 func TestSecurityHeaders(t *testing.T) {
 	e := newEnv(t)
 	for _, p := range []string{"/settings", "/sessions", "/nope"} {
-		resp, err := e.client.Get(e.ts.URL + p)
+		resp, err := e.client.Get(e.url(p))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -369,7 +369,7 @@ func TestChangedOnDiskRefused(t *testing.T) {
 	if code != http.StatusConflict {
 		t.Fatalf("status %d\n%s", code, body)
 	}
-	if !strings.Contains(body, changedMsg) || !strings.Contains(body, `<a id="reload" href="/settings?_file=global">Reload</a>`) {
+	if !strings.Contains(body, changedMsg) || !strings.Contains(body, `<a id="reload" href="`+e.srv.Base()+`settings?_file=global">Reload</a>`) {
 		t.Errorf("page lacks the message or the reload link:\n%s", body)
 	}
 	if got := readFile(t, global); got != edited {
