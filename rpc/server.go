@@ -37,6 +37,17 @@ type Config struct {
 	// start on a fallback) and the Ref of its credential. nil refuses
 	// set_model.
 	Connect func(ctx context.Context, m llm.Model) (llm.Target, error)
+	// OpenSession returns a session for the session file at path, resumed
+	// with the same settings, for switch_session, fork and clone (which
+	// open the new file they wrote). Like NewSession it is called once the
+	// current run has settled. nil refuses the three.
+	OpenSession func(ctx context.Context, path string) (*session.Session, error)
+	// Dir is the working directory of bash commands and where export_html
+	// writes when given no path; "" is the process's.
+	Dir string
+	// Redact rewrites the texts export_html writes and bash returns (the
+	// program's secret redactor); nil leaves them.
+	Redact func(string) string
 	// Deltas starts the output with message_update in its delta-only form,
 	// as set_event_options {partial:false} switches to it.
 	Deltas bool
@@ -135,8 +146,10 @@ type server struct {
 	sub    *session.Subscription
 	target *llm.Target // the one set_model chose, kept across new_session
 	deltas atomic.Bool // message_update in the delta-only form
-	// wg counts the goroutines that answer a compact.
+	// wg counts the goroutines that answer a compact or a bash.
 	wg sync.WaitGroup
+	// stopBash cancels the running bash command (abort_bash); nil when none.
+	stopBash context.CancelFunc
 }
 
 func newServer(ctx context.Context, w io.Writer, cfg Config) *server {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/rpc"
 	"github.com/rally-agent/rally/session"
@@ -42,13 +43,18 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	defer b.hooks.close()
 	b.hooks.watch(b.current().sess)
 	growPipe(s.out)
+	cwd, _ := os.Getwd()
+	_, keys := runSecrets(b.home, b.current().st, os.Environ())
 	err = rpc.Serve(ctx, s.in, s.out, rpc.Config{
-		Session:    b.current().sess,
-		NewSession: b.newSession,
-		Models:     b.models,
-		Connect:    b.connect,
-		Deltas:     f.events == "delta",
-		Log:        b.log,
+		Session:     b.current().sess,
+		NewSession:  b.newSession,
+		OpenSession: b.openSession,
+		Models:      b.models,
+		Connect:     b.connect,
+		Dir:         cwd,
+		Redact:      func(s string) string { return redact.Secrets(s, keys...) },
+		Deltas:      f.events == "delta",
+		Log:         b.log,
 	})
 	if err != nil {
 		return &exitError{1, err}
@@ -131,6 +137,14 @@ func (b *rpcBackend) close() {
 func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 	f := b.f
 	f.cont, f.file = false, ""
+	return b.swap(ctx, f)
+}
+
+// openSession is switch_session, fork and clone: the session file at
+// path, resumed with the same settings and flags.
+func (b *rpcBackend) openSession(ctx context.Context, path string) (*session.Session, error) {
+	f := b.f
+	f.cont, f.file, f.noSession = false, path, false
 	return b.swap(ctx, f)
 }
 
