@@ -32,11 +32,9 @@ type fieldSpec struct {
 	extras   bool // parentSession (new_session) or customInstructions (compact)
 	// The string fields of pi's other commands, by JSON name, and whether
 	// each is required.
-	strs map[string]bool
-	bash bool // command (required), excludeFromContext
-	// ignored: the line is accepted whatever else it holds
-	// (extension_ui_response's value, confirmed, cancelled).
-	ignored bool
+	strs   map[string]bool
+	bash   bool // command (required), excludeFromContext
+	dialog bool // extension_ui_response: confirmed, cancelled, value
 }
 
 var commands = map[string]fieldSpec{
@@ -75,7 +73,7 @@ var commands = map[string]fieldSpec{
 	CmdGetEntries:                 {strs: map[string]bool{"since": false}},
 	CmdGetTree:                    {},
 	CmdGetCommands:                {},
-	CmdExtensionUIResponse:        {ignored: true},
+	CmdExtensionUIResponse:        {dialog: true},
 }
 
 // DecodeCommand reads one command line (without its line break). Every
@@ -156,6 +154,14 @@ func DecodeCommand(line []byte) (Command, error) {
 	if spec.bash {
 		d.str("command", &c.Shell, true)
 		d.value("excludeFromContext", &c.ExcludeFromContext, "a boolean", false)
+	}
+	if spec.dialog {
+		var yes bool
+		if d.value("confirmed", &yes, "a boolean", false) {
+			c.Confirmed = &yes
+		}
+		d.value("cancelled", &c.Cancelled, "a boolean", false)
+		d.str("value", &c.Value, false)
 	}
 	if spec.extras {
 		d.str("parentSession", &c.ParentSession, false)

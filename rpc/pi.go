@@ -188,6 +188,7 @@ func (s *server) handlePi(c Command, sess *session.Session) (r *Response, handle
 	case CmdGetCommands:
 		return resp(ok(c.ID, c.Type, CommandsResult{Commands: []SlashCommand{}}))
 	case CmdExtensionUIResponse:
+		s.cfg.Dialogs.answer(c)
 		return nil, true // pi answers nothing either
 	default:
 		return nil, false

@@ -44,9 +44,10 @@ const (
 	CmdGetEntries                 = "get_entries"
 	CmdGetTree                    = "get_tree"
 	CmdGetCommands                = "get_commands"
-	// CmdExtensionUIResponse answers a dialog of pi's extensions. rally has
-	// no extensions, so it never asks; the line is accepted and, as in pi,
-	// not answered.
+	// CmdExtensionUIResponse answers a dialog of pi's extension UI
+	// protocol (extension_ui_request): rally asks through it before the
+	// tools of tools.confirm run (see Dialogs). As in pi, it gets no
+	// response of its own.
 	CmdExtensionUIResponse = "extension_ui_response"
 	// CmdSetEventOptions is rally's own: it chooses the form of
 	// message_update (see Command.Partial).
@@ -115,6 +116,10 @@ type Command struct {
 	EntryID string `json:"entryId,omitempty"`
 	// get_entries: only the entries after this entry id.
 	Since string `json:"since,omitempty"`
+	// extension_ui_response: the answer to the dialog whose id is ID.
+	Confirmed *bool  `json:"confirmed,omitempty"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+	Value     string `json:"value,omitempty"`
 
 	// new_session: accepted for compatibility, not used.
 	ParentSession string `json:"parentSession,omitempty"`

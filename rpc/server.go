@@ -42,6 +42,11 @@ type Config struct {
 	// open the new file they wrote). Like NewSession it is called once the
 	// current run has settled. nil refuses the three.
 	OpenSession func(ctx context.Context, path string) (*session.Session, error)
+	// Dialogs, when set, is attached to the output: the questions asked
+	// through it (tools.confirm) go to the client as pi's
+	// extension_ui_request, and its extension_ui_response lines answer
+	// them.
+	Dialogs *Dialogs
 	// Dir is the working directory of bash commands and where export_html
 	// writes when given no path; "" is the process's.
 	Dir string
@@ -161,6 +166,7 @@ func newServer(ctx context.Context, w io.Writer, cfg Config) *server {
 	s := &server{ctx: ctx, cancel: cancel, cfg: cfg, out: newOutput(w), log: log}
 	s.deltas.Store(cfg.Deltas)
 	s.adopt(cfg.Session)
+	cfg.Dialogs.attach(func(b []byte) { s.out.send(b, true) })
 	return s
 }
 
@@ -216,6 +222,7 @@ const shutdownGrace = 5 * time.Second
 // shutdown aborts the run, waits for it to settle and for every event to
 // be written, and flushes the output.
 func (s *server) shutdown() error {
+	s.cfg.Dialogs.attach(nil)
 	s.cancel()
 	sess := s.session()
 	sess.Abort()

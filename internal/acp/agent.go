@@ -30,9 +30,9 @@ import (
 type Config struct {
 	// Open builds the session of an ACP session: a new one for o.Cwd when
 	// o.ID is "", else the saved one o.ID names (a session id or a session
-	// file's path). The session's tools go through o.Wrap, which asks the
-	// editor before the tools of Confirm run. The returned func releases
-	// it. Required.
+	// file's path). Its tools that ask first (tools.confirm) ask through
+	// o.Ask, which puts the question to the editor. The returned func
+	// releases it. Required.
 	Open func(ctx context.Context, o Open) (*session.Session, func(), error)
 	// Models lists the models session/set_model and the model option offer;
 	// nil offers only the session's own.
@@ -40,9 +40,6 @@ type Config struct {
 	// Connect returns the target for a model of Models; nil refuses
 	// switching models.
 	Connect func(ctx context.Context, m llm.Model) (llm.Target, error)
-	// Confirm lists the tools the editor is asked about before they run
-	// (the tools.confirm setting).
-	Confirm []string
 	// Version is rally's, for initialize's agentInfo.
 	Version string
 	// Log receives what goes wrong outside the protocol; nil discards it.
@@ -51,9 +48,9 @@ type Config struct {
 
 // Open says which session Config.Open builds.
 type Open struct {
-	Cwd  string
-	ID   string
-	Wrap func([]tool.Tool) []tool.Tool
+	Cwd string
+	ID  string
+	Ask tool.AskFunc
 }
 
 // Serve speaks ACP on in and out until in ends or ctx is cancelled, then
@@ -168,11 +165,8 @@ func refuseMCP(servers []sdk.McpServer) error {
 // session id is the rally session's id, so a later session/load finds
 // its file.
 func (a *server) open(ctx context.Context, cwd, id string) (*acpSession, error) {
-	perm := &permissions{conn: a.conn, names: map[string]bool{}}
-	for _, n := range a.cfg.Confirm {
-		perm.names[n] = true
-	}
-	sess, closeFn, err := a.cfg.Open(ctx, Open{Cwd: cwd, ID: id, Wrap: perm.wrap})
+	perm := &permissions{conn: a.conn}
+	sess, closeFn, err := a.cfg.Open(ctx, Open{Cwd: cwd, ID: id, Ask: perm.ask})
 	if err != nil {
 		return nil, &sdk.RequestError{Code: -32602, Message: err.Error()}
 	}

@@ -5,16 +5,13 @@ import (
 	"encoding/json"
 
 	sdk "github.com/coder/acp-go-sdk"
-
-	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/tool"
 )
 
 // permissions asks the editor (session/request_permission) before the
-// tools of tools.confirm run, as the terminal UI asks its user.
+// tools of tools.confirm run (tool.Confirm calls ask), as the terminal UI
+// asks its user.
 type permissions struct {
 	conn    *sdk.AgentSideConnection
-	names   map[string]bool
 	session *acpSession
 	// sync waits until the prompt's events so far reached the turn, so the
 	// tool call being asked about has been announced; turn then knows its
@@ -29,23 +26,9 @@ const (
 	rejectOnce = "reject"
 )
 
-func (p *permissions) wrap(ts []tool.Tool) []tool.Tool {
-	if len(p.names) == 0 {
-		return ts
-	}
-	out := make([]tool.Tool, len(ts))
-	for i, t := range ts {
-		out[i] = t
-		if p.names[t.Spec().Name] {
-			out[i] = asking{t: t, p: p}
-		}
-	}
-	return out
-}
-
 // ask reports whether the editor's user allowed the call. A cancelled
 // prompt, a closed connection or an unknown answer is a no.
-func (p *permissions) ask(ctx context.Context, name string, args json.RawMessage) bool {
+func (p *permissions) ask(ctx context.Context, name string, args json.RawMessage) (bool, error) {
 	id := ""
 	if p.sync != nil {
 		p.sync(ctx)
@@ -72,25 +55,7 @@ func (p *permissions) ask(ctx context.Context, name string, args json.RawMessage
 		},
 	})
 	if err != nil || res.Outcome.Selected == nil {
-		return false
+		return false, err
 	}
-	return res.Outcome.Selected.OptionId == allowOnce
-}
-
-type asking struct {
-	t tool.Tool
-	p *permissions
-}
-
-func (w asking) Spec() llm.Tool { return w.t.Spec() }
-
-func (w asking) Run(ctx context.Context, args json.RawMessage) (tool.Result, error) {
-	name := w.t.Spec().Name
-	if !w.p.ask(ctx, name, args) {
-		if err := ctx.Err(); err != nil {
-			return tool.Result{}, err
-		}
-		return tool.Result{Content: []llm.Content{llm.Text("The user declined to run " + name + " with these arguments. Ask them or try something else.")}, IsError: true}, nil
-	}
-	return w.t.Run(ctx, args)
+	return res.Outcome.Selected.OptionId == allowOnce, nil
 }

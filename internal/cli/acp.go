@@ -15,7 +15,6 @@ import (
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
-	"github.com/rally-agent/rally/tool"
 	"github.com/spf13/cobra"
 )
 
@@ -44,11 +43,7 @@ func runACP(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	open := func(ctx context.Context, o acp.Open) (*session.Session, func(), error) {
 		rf := *f
 		rf.mode, rf.cwd, rf.cont, rf.file = "text", o.Cwd, false, ""
-		wrap := o.Wrap
-		if prev := f.tools; prev != nil {
-			wrap = func(ts []tool.Tool) []tool.Tool { return o.Wrap(prev(ts)) }
-		}
-		rf.tools = wrap
+		rf.confirm = o.Ask
 		if o.ID != "" {
 			path, err := findSession(home, rf, o.ID)
 			if err != nil {
@@ -67,7 +62,6 @@ func runACP(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	}
 	err = acp.Serve(ctx, s.in, s.out, acp.Config{
 		Open:    open,
-		Confirm: st.Tools.Confirm,
 		Version: buildVersion(),
 		Log:     log,
 	})

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +35,12 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), stopSignals()...)
 	defer stop()
+	// The tools of tools.confirm ask the client, through pi's extension UI
+	// dialogs (pi-acp shows them as the editor's permission requests).
+	dialogs := rpc.NewDialogs()
+	f.confirm = func(ctx context.Context, name string, args json.RawMessage) (bool, error) {
+		return dialogs.Confirm(ctx, "Allow "+name+"?", name+" "+string(args))
+	}
 	b, err := newRPCBackend(ctx, s, *f)
 	if err != nil {
 		return err
@@ -51,6 +58,7 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 		OpenSession: b.openSession,
 		Models:      b.models,
 		Connect:     b.connect,
+		Dialogs:     dialogs,
 		Dir:         cwd,
 		Redact:      func(s string) string { return redact.Secrets(s, keys...) },
 		Deltas:      f.events == "delta",

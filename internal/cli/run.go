@@ -50,6 +50,10 @@ type runFlags struct {
 	pi         piFlags
 	// tools, when set, wraps the built-in tools (the UI's tools.confirm).
 	tools func([]tool.Tool) []tool.Tool
+	// confirm, when set, asks before the tools of tools.confirm run (an
+	// RPC client through pi's extension UI dialogs, an ACP editor through
+	// session/request_permission).
+	confirm tool.AskFunc
 	// cwd is the working directory of the run's tools and session; "" is
 	// the process's (ACP sessions name their own).
 	cwd string
@@ -285,6 +289,9 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	}
 	if f.tools != nil {
 		builtin = f.tools(builtin)
+	}
+	if f.confirm != nil {
+		builtin = tool.Confirm(builtin, st.Tools.Confirm, f.confirm)
 	}
 	cfg := session.Config{
 		Model:              model,
