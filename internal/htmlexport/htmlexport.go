@@ -95,7 +95,6 @@ func toView(m llm.Message, red func(string) string) msgView {
 // indent pretty-prints a tool call's arguments; what is not JSON is shown
 // as it is.
 func indent(raw json.RawMessage) string {
-	var sb strings.Builder
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return string(raw)
@@ -104,8 +103,7 @@ func indent(raw json.RawMessage) string {
 	if err != nil {
 		return string(raw)
 	}
-	sb.Write(b)
-	return sb.String()
+	return string(b)
 }
 
 var page = template.Must(template.New("page").Parse(`<!doctype html>
