@@ -194,7 +194,10 @@ func TestDialogs(t *testing.T) {
 			cr, sw := io.Pipe()
 			sr, cw := io.Pipe()
 			done := make(chan error, 1)
-			go func() { done <- Serve(context.Background(), sr, sw, Config{Session: simSession(t, 0), Dialogs: d}); sw.Close() }()
+			go func() {
+				done <- Serve(context.Background(), sr, sw, Config{Session: simSession(t, 0), Dialogs: d})
+				sw.Close()
+			}()
 			defer func() { cw.Close(); <-done }()
 			lines := bufio.NewScanner(cr)
 			// One round trip first: Serve has attached d once it answers.
