@@ -63,11 +63,16 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	a := &server{cfg: cfg, log: log, sessions: map[sdk.SessionId]*acpSession{}}
-	a.conn = sdk.NewAgentSideConnection(a, out, in)
-	a.conn.SetLogger(log)
+	a := &server{cfg: cfg, log: log, sessions: map[sdk.SessionId]*acpSession{}, ready: make(chan struct{})}
+	// The connection reads from in as soon as it exists, so a method may
+	// run before the assignment below: methods reach it through peer,
+	// which waits for ready.
+	conn := sdk.NewAgentSideConnection(a, out, in)
+	conn.SetLogger(log)
+	a.conn = conn
+	close(a.ready)
 	select {
-	case <-a.conn.Done():
+	case <-conn.Done():
 	case <-ctx.Done():
 	}
 	a.closeAll()
@@ -76,9 +81,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 
 // agent is one connection's state: its sessions by ACP id.
 type server struct {
-	cfg  Config
-	log  *slog.Logger
-	conn *sdk.AgentSideConnection
+	cfg   Config
+	log   *slog.Logger
+	conn  *sdk.AgentSideConnection // set once, before ready is closed
+	ready chan struct{}
 
 	mu       sync.Mutex
 	sessions map[sdk.SessionId]*acpSession
@@ -94,6 +100,12 @@ type acpSession struct {
 
 	mu        sync.Mutex
 	cancelled bool // session/cancel arrived for the running prompt
+}
+
+// peer is the connection to the client, once Serve has it.
+func (a *server) peer() *sdk.AgentSideConnection {
+	<-a.ready
+	return a.conn
 }
 
 var (
@@ -146,7 +158,7 @@ func (a *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	}
 	// The editor shows the conversation so far before the answer.
 	for _, u := range history(s.sess.Messages()) {
-		if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: s.id, Update: u}); err != nil {
+		if err := a.peer().SessionUpdate(ctx, sdk.SessionNotification{SessionId: s.id, Update: u}); err != nil {
 			return sdk.LoadSessionResponse{}, err
 		}
 	}
@@ -165,7 +177,7 @@ func refuseMCP(servers []sdk.McpServer) error {
 // session id is the rally session's id, so a later session/load finds
 // its file.
 func (a *server) open(ctx context.Context, cwd, id string) (*acpSession, error) {
-	perm := &permissions{conn: a.conn}
+	perm := &permissions{conn: a.peer()}
 	sess, closeFn, err := a.cfg.Open(ctx, Open{Cwd: cwd, ID: id, Ask: perm.ask})
 	if err != nil {
 		return nil, &sdk.RequestError{Code: -32602, Message: err.Error()}

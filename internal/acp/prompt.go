@@ -88,7 +88,7 @@ func promptContent(blocks []sdk.ContentBlock) (string, []llm.Content) {
 // send delivers one update, logging (not failing on) a closed connection:
 // the run goes on and is aborted when Serve ends.
 func (a *server) send(id sdk.SessionId, u sdk.SessionUpdate) {
-	if err := a.conn.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
+	if err := a.peer().SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: id, Update: u}); err != nil {
 		a.log.Debug("acp: session/update", "err", err)
 	}
 }
