@@ -9,6 +9,8 @@ require (
 	github.com/spf13/cobra v1.10.2
 )
 
+require github.com/coder/acp-go-sdk v0.13.0 // indirect
+
 require (
 	charm.land/bubbles/v2 v2.2.1
 	charm.land/bubbletea/v2 v2.1.1

@@ -30,6 +30,11 @@ type fieldSpec struct {
 	name     bool // name
 	partial  bool // partial
 	extras   bool // parentSession (new_session) or customInstructions (compact)
+	// The string fields of pi's other commands, by JSON name, and whether
+	// each is required.
+	strs   map[string]bool
+	bash   bool // command (required), excludeFromContext
+	dialog bool // extension_ui_response: confirmed, cancelled, value
 }
 
 var commands = map[string]fieldSpec{
@@ -50,6 +55,25 @@ var commands = map[string]fieldSpec{
 	CmdGetLastAssistantText: {},
 	CmdSetSessionName:       {name: true},
 	CmdSetEventOptions:      {partial: true},
+
+	CmdCycleModel:                 {},
+	CmdSetThinkingLevel:           {strs: map[string]bool{"level": true}},
+	CmdCycleThinkingLevel:         {},
+	CmdGetAvailableThinkingLevels: {},
+	CmdSetSteeringMode:            {strs: map[string]bool{"mode": true}},
+	CmdSetFollowUpMode:            {strs: map[string]bool{"mode": true}},
+	CmdClearQueue:                 {},
+	CmdBash:                       {bash: true},
+	CmdAbortBash:                  {},
+	CmdExportHTML:                 {strs: map[string]bool{"outputPath": false}},
+	CmdSwitchSession:              {strs: map[string]bool{"sessionPath": true}},
+	CmdFork:                       {strs: map[string]bool{"entryId": true}},
+	CmdClone:                      {},
+	CmdGetForkMessages:            {},
+	CmdGetEntries:                 {strs: map[string]bool{"since": false}},
+	CmdGetTree:                    {},
+	CmdGetCommands:                {},
+	CmdExtensionUIResponse:        {dialog: true},
 }
 
 // DecodeCommand reads one command line (without its line break). Every
@@ -124,6 +148,21 @@ func DecodeCommand(line []byte) (Command, error) {
 			c.Partial = &on
 		}
 	}
+	for name, required := range spec.strs {
+		d.str(name, c.strField(name), required)
+	}
+	if spec.bash {
+		d.str("command", &c.Shell, true)
+		d.value("excludeFromContext", &c.ExcludeFromContext, "a boolean", false)
+	}
+	if spec.dialog {
+		var yes bool
+		if d.value("confirmed", &yes, "a boolean", false) {
+			c.Confirmed = &yes
+		}
+		d.value("cancelled", &c.Cancelled, "a boolean", false)
+		d.str("value", &c.Value, false)
+	}
 	if spec.extras {
 		d.str("parentSession", &c.ParentSession, false)
 		d.str("customInstructions", &c.CustomInstructions, false)
@@ -132,6 +171,25 @@ func DecodeCommand(line []byte) (Command, error) {
 		return Command{}, d.err
 	}
 	return c, nil
+}
+
+// strField is the field of c that a fieldSpec.strs name decodes into.
+func (c *Command) strField(name string) *string {
+	switch name {
+	case "level":
+		return &c.Level
+	case "mode":
+		return &c.Mode
+	case "outputPath":
+		return &c.OutputPath
+	case "sessionPath":
+		return &c.SessionPath
+	case "entryId":
+		return &c.EntryID
+	case "since":
+		return &c.Since
+	}
+	panic("rpc: no string field " + name) // a fieldSpec names a field that does not exist
 }
 
 // decoder reads fields and keeps the first error.

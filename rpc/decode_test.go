@@ -45,7 +45,7 @@ func TestDecodeCommand(t *testing.T) {
 		{name: "no type", line: `{"id":"7","message":"x"}`, command: CmdParse, id: "7", errHas: `missing field "type"`},
 		{name: "type not a string", line: `{"id":"7","type":3}`, command: CmdParse, id: "7", errHas: `"type" must be a string, got a number`},
 		{name: "id not a string", line: `{"id":7,"type":"abort"}`, command: CmdParse, errHas: `"id" must be a string`},
-		{name: "unknown command", line: `{"id":"u","type":"cycle_model"}`, command: "cycle_model", id: "u", errHas: "unknown command: cycle_model"},
+		{name: "unknown command", line: `{"id":"u","type":"frobnicate"}`, command: "frobnicate", id: "u", errHas: "unknown command: frobnicate"},
 		{name: "missing message", line: `{"id":"m","type":"prompt"}`, command: CmdPrompt, id: "m", errHas: `missing field "message"`},
 		{name: "message not a string", line: `{"type":"steer","message":["x"]}`, command: CmdSteer, errHas: `"message" must be a string, got an array`},
 		{name: "bad behaviour", line: `{"type":"prompt","message":"x","streamingBehavior":"now"}`, command: CmdPrompt, errHas: `"steer" or "followUp"`},

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"context"
 	"errors"
 	"strings"
 
@@ -18,8 +19,10 @@ func (s *server) handle(c Command) *Response {
 		return s.prompt(c)
 	case CmdSteer:
 		sess.Steer(userMessage(c))
+		return r(ok(c.ID, c.Type, queued))
 	case CmdFollowUp:
 		sess.FollowUp(userMessage(c))
+		return r(ok(c.ID, c.Type, queued))
 	case CmdAbort:
 		s.abort()
 	case CmdNewSession:
@@ -60,7 +63,11 @@ func (s *server) handle(c Command) *Response {
 		// Events written before the answer keep the form they had.
 		s.caughtUp()
 		s.deltas.Store(!*c.Partial)
-	default: // DecodeCommand lets only known commands through
+	default:
+		if resp, handled := s.handlePi(c, sess); handled {
+			return resp
+		}
+		// DecodeCommand lets only known commands through.
 		return r(fail(c.ID, c.Type, "unknown command: "+c.Type))
 	}
 	return r(ok(c.ID, c.Type, nil))
@@ -79,7 +86,7 @@ func (s *server) prompt(c Command) *Response {
 		// The previous run's agent_settled is out before this answer, and
 		// nothing of the new run is.
 		sub.Sync(s.ctx)
-		s.respond(ok(c.ID, c.Type, nil)) // Start calls this before it returns
+		s.respond(ok(c.ID, c.Type, started)) // Start calls this before it returns
 	}})
 	r := func(resp Response) *Response { return &resp }
 	switch {
@@ -94,7 +101,7 @@ func (s *server) prompt(c Command) *Response {
 		default:
 			return r(fail(c.ID, c.Type, `the agent is already running a prompt: send this one with "streamingBehavior": "steer" or "followUp" to queue it, or abort first`))
 		}
-		return r(ok(c.ID, c.Type, nil))
+		return r(ok(c.ID, c.Type, queued))
 	case err != nil:
 		return r(fail(c.ID, c.Type, err.Error()))
 	}
@@ -116,24 +123,38 @@ func (s *server) abort() {
 }
 
 // newSession replaces the session with a fresh one from Config.NewSession.
-// What the client set for this process (auto-retry, auto-compaction, the
-// model) carries over.
 func (s *server) newSession(c Command) Response {
 	if s.cfg.NewSession == nil {
 		return fail(c.ID, c.Type, "new_session is not available")
 	}
 	s.abort()
+	if err := s.swapTo(s.cfg.NewSession); err != nil {
+		return fail(c.ID, c.Type, err.Error())
+	}
+	return ok(c.ID, c.Type, NewSessionResult{})
+}
+
+// swapTo serves the session open returns from now on. What the client set
+// for this process (auto-retry, auto-compaction, the model, thinking and
+// queue modes) carries over. The current run has settled.
+func (s *server) swapTo(open func(context.Context) (*session.Session, error)) error {
 	s.mu.Lock()
 	old, target := s.sess, s.target
 	s.mu.Unlock()
-	sess, err := s.cfg.NewSession(s.ctx)
+	sess, err := open(s.ctx)
 	if err != nil {
-		return fail(c.ID, c.Type, err.Error())
+		return err
 	}
+	st := old.State()
 	sess.SetAutoRetryEnabled(old.AutoRetryEnabled())
-	sess.SetAutoCompactionEnabled(old.State().AutoCompaction)
+	sess.SetAutoCompactionEnabled(st.AutoCompaction)
+	sess.SetSteeringMode(st.SteeringMode)
+	sess.SetFollowUpMode(st.FollowUpMode)
 	if target != nil && !sameModel(target.Model, sess.State().Model) {
 		sess.SetModel(*target)
+	}
+	if st.Thinking != "" {
+		sess.SetThinking(clampThinking(sess.State().Model, st.Thinking))
 	}
 	s.mu.Lock()
 	sub := s.sub
@@ -142,7 +163,7 @@ func (s *server) newSession(c Command) Response {
 		sub.Close()
 	}
 	s.adopt(sess)
-	return ok(c.ID, c.Type, NewSessionResult{})
+	return nil
 }
 
 func sameModel(a, b llm.Model) bool {

@@ -26,6 +26,29 @@ const (
 	CmdGetSessionStats      = "get_session_stats"
 	CmdGetLastAssistantText = "get_last_assistant_text"
 	CmdSetSessionName       = "set_session_name"
+	// The rest of pi's protocol (its docs/rpc.md of 0.73 and 1.6).
+	CmdCycleModel                 = "cycle_model"
+	CmdSetThinkingLevel           = "set_thinking_level"
+	CmdCycleThinkingLevel         = "cycle_thinking_level"
+	CmdGetAvailableThinkingLevels = "get_available_thinking_levels"
+	CmdSetSteeringMode            = "set_steering_mode"
+	CmdSetFollowUpMode            = "set_follow_up_mode"
+	CmdClearQueue                 = "clear_queue"
+	CmdBash                       = "bash"
+	CmdAbortBash                  = "abort_bash"
+	CmdExportHTML                 = "export_html"
+	CmdSwitchSession              = "switch_session"
+	CmdFork                       = "fork"
+	CmdClone                      = "clone"
+	CmdGetForkMessages            = "get_fork_messages"
+	CmdGetEntries                 = "get_entries"
+	CmdGetTree                    = "get_tree"
+	CmdGetCommands                = "get_commands"
+	// CmdExtensionUIResponse answers a dialog of pi's extension UI
+	// protocol (extension_ui_request): rally asks through it before the
+	// tools of tools.confirm run (see Dialogs). As in pi, it gets no
+	// response of its own.
+	CmdExtensionUIResponse = "extension_ui_response"
 	// CmdSetEventOptions is rally's own: it chooses the form of
 	// message_update (see Command.Partial).
 	CmdSetEventOptions = "set_event_options"
@@ -41,8 +64,11 @@ const (
 	FollowUp = "followUp"
 )
 
-// Queue modes of State; rally delivers queued messages one at a time.
-const OneAtATime = "one-at-a-time"
+// Queue modes of State (set_steering_mode, set_follow_up_mode).
+const (
+	OneAtATime = session.OneAtATime
+	AllAtOnce  = session.AllAtOnce
+)
 
 // Command is one line of the server's input. Only the fields of its Type
 // are meaningful.
@@ -72,6 +98,28 @@ type Command struct {
 	// event's delta and indices, never the partial message (output linear
 	// in the answer's length); true, the default, is pi's form.
 	Partial *bool `json:"partial,omitempty"`
+
+	// set_thinking_level: a level of get_available_thinking_levels.
+	Level string `json:"level,omitempty"`
+	// set_steering_mode, set_follow_up_mode: OneAtATime or AllAtOnce.
+	Mode string `json:"mode,omitempty"`
+	// bash: the command line, and whether its output stays out of the
+	// model's context.
+	Shell              string `json:"command,omitempty"`
+	ExcludeFromContext bool   `json:"excludeFromContext,omitempty"`
+	// export_html: where to write; "" derives a name in the working
+	// directory.
+	OutputPath string `json:"outputPath,omitempty"`
+	// switch_session: the session file to load.
+	SessionPath string `json:"sessionPath,omitempty"`
+	// fork: the entry id of the user message to fork from.
+	EntryID string `json:"entryId,omitempty"`
+	// get_entries: only the entries after this entry id.
+	Since string `json:"since,omitempty"`
+	// extension_ui_response: the answer to the dialog whose id is ID.
+	Confirmed *bool  `json:"confirmed,omitempty"`
+	Cancelled bool   `json:"cancelled,omitempty"`
+	Value     string `json:"value,omitempty"`
 
 	// new_session: accepted for compatibility, not used.
 	ParentSession string `json:"parentSession,omitempty"`
@@ -148,6 +196,18 @@ type ContextUsage struct {
 	ContextWindow int     `json:"contextWindow"`
 	Percent       float64 `json:"percent"`
 }
+
+// PromptResult is the data of prompt, steer and follow_up (pi 1.6):
+// whether the message started a run or was queued. rally has no input
+// handlers, so it is never pi's "handled".
+type PromptResult struct {
+	Disposition string `json:"disposition"`
+}
+
+var (
+	started = PromptResult{Disposition: "started"}
+	queued  = PromptResult{Disposition: "queued"}
+)
 
 // NewSessionResult is the data of new_session. rally never cancels.
 type NewSessionResult struct {

@@ -37,6 +37,22 @@ type Config struct {
 	// start on a fallback) and the Ref of its credential. nil refuses
 	// set_model.
 	Connect func(ctx context.Context, m llm.Model) (llm.Target, error)
+	// OpenSession returns a session for the session file at path, resumed
+	// with the same settings, for switch_session, fork and clone (which
+	// open the new file they wrote). Like NewSession it is called once the
+	// current run has settled. nil refuses the three.
+	OpenSession func(ctx context.Context, path string) (*session.Session, error)
+	// Dialogs, when set, is attached to the output: the questions asked
+	// through it (tools.confirm) go to the client as pi's
+	// extension_ui_request, and its extension_ui_response lines answer
+	// them.
+	Dialogs *Dialogs
+	// Dir is the working directory of bash commands and where export_html
+	// writes when given no path; "" is the process's.
+	Dir string
+	// Redact rewrites the texts export_html writes and bash returns (the
+	// program's secret redactor); nil leaves them.
+	Redact func(string) string
 	// Deltas starts the output with message_update in its delta-only form,
 	// as set_event_options {partial:false} switches to it.
 	Deltas bool
@@ -135,8 +151,10 @@ type server struct {
 	sub    *session.Subscription
 	target *llm.Target // the one set_model chose, kept across new_session
 	deltas atomic.Bool // message_update in the delta-only form
-	// wg counts the goroutines that answer a compact.
+	// wg counts the goroutines that answer a compact or a bash.
 	wg sync.WaitGroup
+	// stopBash cancels the running bash command (abort_bash); nil when none.
+	stopBash context.CancelFunc
 }
 
 func newServer(ctx context.Context, w io.Writer, cfg Config) *server {
@@ -148,6 +166,7 @@ func newServer(ctx context.Context, w io.Writer, cfg Config) *server {
 	s := &server{ctx: ctx, cancel: cancel, cfg: cfg, out: newOutput(w), log: log}
 	s.deltas.Store(cfg.Deltas)
 	s.adopt(cfg.Session)
+	cfg.Dialogs.attach(func(b []byte) { s.out.send(b, true) })
 	return s
 }
 
@@ -203,6 +222,7 @@ const shutdownGrace = 5 * time.Second
 // shutdown aborts the run, waits for it to settle and for every event to
 // be written, and flushes the output.
 func (s *server) shutdown() error {
+	s.cfg.Dialogs.attach(nil)
 	s.cancel()
 	sess := s.session()
 	sess.Abort()

@@ -105,6 +105,9 @@ func (s *Session) start(ctx context.Context, prompt []llm.Message, accepted func
 	if err != nil {
 		return nil, err
 	}
+	if prompt != nil {
+		prompt = s.takePending(prompt)
+	}
 	r := &Run{done: make(chan struct{})}
 	go func() {
 		r.err = s.run(runCtx, prompt)

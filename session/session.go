@@ -169,6 +169,9 @@ type State struct {
 	// repaired (Config.Resume's Warnings: a torn last line, dropped bad
 	// lines); nil for a clean or a new session.
 	LoadWarnings []string
+	// SteeringMode and FollowUpMode are how queued messages are
+	// delivered: OneAtATime or AllAtOnce.
+	SteeringMode, FollowUpMode string
 }
 
 // Store persists a session's entries; *journal.Journal, the session file,
@@ -213,6 +216,7 @@ type Session struct {
 	stopWait  context.CancelFunc
 	steer     []llm.Message
 	followUp  []llm.Message
+	modes     modes
 	name      string
 	storeErr  error // the first failure to persist, see StoreErr
 	// autoCompact and compacting belong to compaction.
@@ -334,6 +338,8 @@ func (s *Session) State() State {
 		AutoRetryEnabled: s.autoRetry,
 		MessageCount:     len(s.messages),
 		PendingCount:     len(s.steer) + len(s.followUp),
+		SteeringMode:     modeName(s.modes.steerAll),
+		FollowUpMode:     modeName(s.modes.followUpAll),
 	}
 	if j := s.cfg.Store; j != nil {
 		st.SessionFile, st.SessionID = j.Path(), j.ID()
@@ -405,29 +411,18 @@ func (s *Session) FollowUp(m llm.Message) {
 	s.mu.Unlock()
 }
 
-// takeSteering hands over one queued steering message at a time, as the
-// reference protocol's default "one-at-a-time" steering mode does.
+// takeSteering hands over the queued steering messages the steering mode
+// delivers now (one at a time by default, as the reference protocol).
 func (s *Session) takeSteering() []llm.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.steer) == 0 {
-		return nil
-	}
-	q := s.steer[:1:1]
-	s.steer = s.steer[1:]
-	return q
+	return take(&s.steer, s.modes.steerAll)
 }
 
 func (s *Session) takeFollowUp() []llm.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.followUp) == 0 {
-		return nil
-	}
-	// One at a time, as the reference protocol's default follow-up mode.
-	q := s.followUp[:1:1]
-	s.followUp = s.followUp[1:]
-	return q
+	return take(&s.followUp, s.modes.followUpAll)
 }
 
 func (s *Session) logger() *slog.Logger {

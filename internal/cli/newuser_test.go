@@ -170,7 +170,7 @@ func TestBareWordsAndUsageExit2(t *testing.T) {
 		{[]string{"auth", "remove", "mine"}, "rally auth remove: accepts 2 arg(s), received 1"},
 		{[]string{"--bogus"}, "unknown flag: --bogus"},
 		{[]string{"models", "--bogus"}, "unknown flag: --bogus"},
-		{[]string{"--thinking", "max", "-p", "hi"}, `--thinking must be one of off, low, medium, high, got "max"`},
+		{[]string{"--thinking", "max", "-p", "hi"}, `--thinking must be one of off, minimal, low, medium, high, got "max"`},
 		{[]string{"--tools", "read,rm", "-p", "hi"}, `--tools: unknown tool "rm"`},
 		{[]string{"--tools", "read", "--no-tools", "-p", "hi"}, "give --tools or --no-tools, not both"},
 	} {

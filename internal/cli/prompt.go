@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/tool"
 	"github.com/spf13/cobra"
 )
@@ -20,10 +21,13 @@ type promptFlags struct {
 	thinking string
 	tools    []string
 	noTools  bool
+	// noContext leaves out the project's AGENTS.md/CLAUDE.md (pi's
+	// --no-context-files).
+	noContext bool
 }
 
-// thinkingLevels are the values --thinking accepts, as in the pi agent.
-var thinkingLevels = []string{"off", "low", "medium", "high"}
+// builtinToolNames are the names --tools and --exclude-tools take.
+func builtinToolNames() []string { return []string{"read", "write", "edit", "bash"} }
 
 // contextFiles are read in each directory from the working directory up
 // to the repository root; the first that exists in a directory is used,
@@ -38,20 +42,20 @@ func (p *promptFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&p.system, "system", "", "replace rally's system prompt (project AGENTS.md/CLAUDE.md are still added)")
 	fl.StringVar(&p.append, "append-system-prompt", "", "add this text to the end of the system prompt")
-	fl.StringVar(&p.thinking, "thinking", "", "reasoning effort for models that think: off, low, medium or high")
+	fl.StringVar(&p.thinking, "thinking", "", "reasoning effort for models that think: off, minimal, low, medium or high")
 	fl.StringSliceVar(&p.tools, "tools", nil, "only these built-in tools, comma-separated: read,write,edit,bash")
 	fl.BoolVar(&p.noTools, "no-tools", false, "no tools at all: the model can only answer")
 }
 
 // check refuses values that cannot work, as bad usage (exit 2).
 func (p *promptFlags) check() error {
-	if p.thinking != "" && !slices.Contains(thinkingLevels, p.thinking) {
-		return &exitError{2, fmt.Errorf("--thinking must be one of %s, got %q", strings.Join(thinkingLevels, ", "), p.thinking)}
+	if p.thinking != "" && !llm.ValidThinking(p.thinking) {
+		return &exitError{2, fmt.Errorf("--thinking must be one of %s, got %q", strings.Join(llm.AllThinkingLevels(), ", "), p.thinking)}
 	}
 	if p.noTools && len(p.tools) > 0 {
 		return &exitError{2, errors.New("give --tools or --no-tools, not both")}
 	}
-	known := []string{"read", "write", "edit", "bash"}
+	known := builtinToolNames()
 	for _, name := range p.tools {
 		if !slices.Contains(known, name) {
 			return &exitError{2, fmt.Errorf("--tools: unknown tool %q (the built-in tools are %s)", name, strings.Join(known, ", "))}
@@ -90,9 +94,12 @@ func (p *promptFlags) systemPrompt(cwd string, tools []tool.Tool) (string, error
 		base = defaultSystemPrompt(cwd, tools)
 	}
 	parts := []string{base}
-	files, err := projectContext(cwd)
-	if err != nil {
-		return "", err
+	var files []contextFile
+	if !p.noContext {
+		var err error
+		if files, err = projectContext(cwd); err != nil {
+			return "", err
+		}
 	}
 	for _, f := range files {
 		parts = append(parts, fmt.Sprintf("Project instructions from %s:\n\n%s", f.path, strings.TrimSpace(f.text)))

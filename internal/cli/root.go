@@ -42,7 +42,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func execute(s streams, args []string) int {
 	stderr := s.err
 	root := newRoot(s)
-	root.SetArgs(args)
+	root.SetArgs(piArgs(args))
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(stderr, "rally:", err)
 		var ee *exitError

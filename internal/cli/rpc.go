@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/rpc"
 	"github.com/rally-agent/rally/session"
@@ -33,6 +35,12 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), stopSignals()...)
 	defer stop()
+	// The tools of tools.confirm ask the client, through pi's extension UI
+	// dialogs (pi-acp shows them as the editor's permission requests).
+	dialogs := rpc.NewDialogs()
+	f.confirm = func(ctx context.Context, name string, args json.RawMessage) (bool, error) {
+		return dialogs.Confirm(ctx, "Allow "+name+"?", name+" "+string(args))
+	}
 	b, err := newRPCBackend(ctx, s, *f)
 	if err != nil {
 		return err
@@ -42,13 +50,19 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	defer b.hooks.close()
 	b.hooks.watch(b.current().sess)
 	growPipe(s.out)
+	cwd, _ := os.Getwd()
+	_, keys := runSecrets(b.home, b.current().st, os.Environ())
 	err = rpc.Serve(ctx, s.in, s.out, rpc.Config{
-		Session:    b.current().sess,
-		NewSession: b.newSession,
-		Models:     b.models,
-		Connect:    b.connect,
-		Deltas:     f.events == "delta",
-		Log:        b.log,
+		Session:     b.current().sess,
+		NewSession:  b.newSession,
+		OpenSession: b.openSession,
+		Models:      b.models,
+		Connect:     b.connect,
+		Dialogs:     dialogs,
+		Dir:         cwd,
+		Redact:      func(s string) string { return redact.Secrets(s, keys...) },
+		Deltas:      f.events == "delta",
+		Log:         b.log,
 	})
 	if err != nil {
 		return &exitError{1, err}
@@ -131,6 +145,14 @@ func (b *rpcBackend) close() {
 func (b *rpcBackend) newSession(ctx context.Context) (*session.Session, error) {
 	f := b.f
 	f.cont, f.file = false, ""
+	return b.swap(ctx, f)
+}
+
+// openSession is switch_session, fork and clone: the session file at
+// path, resumed with the same settings and flags.
+func (b *rpcBackend) openSession(ctx context.Context, path string) (*session.Session, error) {
+	f := b.f
+	f.cont, f.file, f.noSession = false, path, false
 	return b.swap(ctx, f)
 }
 

@@ -331,6 +331,14 @@ func TestRPCEveryCommand(t *testing.T) {
 		sort.Strings(ks)
 		return strings.Join(ks, ",")
 	}
+	// disposition checks pi 1.6's data of prompt, steer and follow_up.
+	disposition := func(want string) func(*testing.T, any) {
+		return func(t *testing.T, d any) {
+			if m, _ := d.(map[string]any); m["disposition"] != want || len(m) != 1 {
+				t.Errorf("data %v, want {disposition:%s}", d, want)
+			}
+		}
+	}
 	tests := []struct {
 		cmd     string
 		success bool
@@ -382,8 +390,8 @@ func TestRPCEveryCommand(t *testing.T) {
 		{`{"type":"set_auto_compaction","enabled":false}`, true, nil},
 		{`{"type":"set_auto_retry","enabled":false}`, true, nil},
 		{`{"type":"abort_retry"}`, true, nil},
-		{`{"type":"steer","message":"a"}`, true, nil},
-		{`{"type":"follow_up","message":"b"}`, true, nil},
+		{`{"type":"steer","message":"a"}`, true, disposition("queued")},
+		{`{"type":"follow_up","message":"b"}`, true, disposition("queued")},
 		{`{"type":"set_session_name","name":"work"}`, true, nil},
 		{`{"type":"abort"}`, true, nil},
 		{`{"type":"compact"}`, true, func(t *testing.T, d any) {
@@ -402,7 +410,7 @@ func TestRPCEveryCommand(t *testing.T) {
 				t.Errorf("fresh session %v", st)
 			}
 		}},
-		{`{"type":"prompt","message":"hi","images":[{"type":"image","data":"aGk=","mimeType":"image/png"}]}`, true, nil},
+		{`{"type":"prompt","message":"hi","images":[{"type":"image","data":"aGk=","mimeType":"image/png"}]}`, true, disposition("started")},
 	}
 	for i, tt := range tests {
 		name := strings.SplitN(strings.TrimPrefix(tt.cmd, `{"type":"`), `"`, 2)[0]

@@ -47,8 +47,16 @@ type runFlags struct {
 	// error, not a reason to start a new one (rally compact).
 	mustResume bool
 	prompt     promptFlags
+	pi         piFlags
 	// tools, when set, wraps the built-in tools (the UI's tools.confirm).
 	tools func([]tool.Tool) []tool.Tool
+	// confirm, when set, asks before the tools of tools.confirm run (an
+	// RPC client through pi's extension UI dialogs, an ACP editor through
+	// session/request_permission).
+	confirm tool.AskFunc
+	// cwd is the working directory of the run's tools and session; "" is
+	// the process's (ACP sessions name their own).
+	cwd string
 	// ui: the terminal UI shows the session's notices itself (stderr
 	// would write over its screen) and every streamed delta.
 	ui bool
@@ -57,7 +65,7 @@ type runFlags struct {
 func (f *runFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.BoolVarP(&f.print, "print", "p", false, "print mode: answer the prompt (arguments or stdin) and exit")
-	fl.StringVar(&f.mode, "mode", "text", "output mode: text, json (every event as a JSON line) or rpc (JSON-lines protocol on stdin/stdout)")
+	fl.StringVar(&f.mode, "mode", "text", "output mode: text, json (every event as a JSON line), rpc (pi's JSON-lines protocol on stdin/stdout) or acp (Agent Client Protocol, for editors)")
 	fl.StringVar(&f.provider, "provider", "", "provider name from settings (openai, anthropic, google, openrouter, groq, local, sim, …)")
 	fl.StringVar(&f.model, "model", "", "model id")
 	fl.StringVar(&f.api, "api", "", "wire API for this run: openai-completions, openai-responses, anthropic-messages, google-generative-ai")
@@ -70,6 +78,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.BoolVar(&f.verbose, "verbose", false, "also log retry decisions to stderr")
 	fl.StringVar(&f.events, "events", "full", "rpc mode: form of message_update, full (the partial message, as pi) or delta (only the delta: output linear in the answer)")
 	f.prompt.register(cmd)
+	f.pi.register(cmd, &f.prompt)
 	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, overflow, midstream-drop, stall)")
 }
 
@@ -78,6 +87,9 @@ func (f *runFlags) register(cmd *cobra.Command) {
 // agent.maxTurns does.
 func (f *runFlags) check(cmd *cobra.Command) error {
 	if err := f.prompt.check(); err != nil {
+		return err
+	}
+	if err := f.pi.check(cmd, &f.prompt); err != nil {
 		return err
 	}
 	if !cmd.Flags().Changed("max-turns") {
@@ -108,8 +120,10 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 	case "text", "json":
 	case "rpc":
 		return runRPC(cmd, s, f, args)
+	case "acp":
+		return runACP(cmd, s, f, args)
 	default:
-		return &exitError{2, fmt.Errorf("--mode must be text, json or rpc, got %q", f.mode)}
+		return &exitError{2, fmt.Errorf("--mode must be text, json, rpc or acp, got %q", f.mode)}
 	}
 	if !f.print {
 		if err := checkArgs(cmd, args); err != nil {
@@ -250,7 +264,10 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags) (*runEnv, error) {
 	env.closers = append(env.closers, closeLog)
 	env.home, env.log = home, logger
 
-	cwd, _ := os.Getwd()
+	cwd := f.cwd
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
 	pol := st.RetryPolicy("") // each provider's own maxRetries: ProviderMaxRetries
 	maxTurns := st.Agent.MaxTurns
 	if f.maxTurns > 0 {
@@ -266,6 +283,9 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags) (*runEnv, error) {
 	}
 	if f.tools != nil {
 		builtin = f.tools(builtin)
+	}
+	if f.confirm != nil {
+		builtin = tool.Confirm(builtin, st.Tools.Confirm, f.confirm)
 	}
 	cfg := session.Config{
 		Model:              model,
@@ -324,6 +344,12 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags) (*runEnv, error) {
 	}
 	env.sess = sess
 	env.closers = append(env.closers, storeNotices(sess, notices))
+	if name := strings.TrimSpace(f.pi.name); name != "" {
+		if err := sess.SetName(name); err != nil {
+			env.close()
+			return nil, fmt.Errorf("--name: %w", err)
+		}
+	}
 	return env, nil
 }
 

@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/rally-agent/rally/internal/acp"
+	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/session/journal"
+	"github.com/rally-agent/rally/settings"
+	"github.com/spf13/cobra"
+)
+
+// runACP is `rally --mode acp`: an Agent Client Protocol agent on stdin
+// and stdout (package acp), one rally session per ACP session. stdout
+// carries protocol messages only; warnings and logs go to stderr and the
+// log file. EOF on stdin, SIGTERM, SIGINT and SIGHUP end it with exit 0.
+func runACP(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
+	if len(args) > 0 {
+		return &exitError{2, errors.New("--mode acp takes no prompt argument: the editor sends session/prompt")}
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), stopSignals()...)
+	defer stop()
+	quiet := streams{in: strings.NewReader(""), out: io.Discard, err: s.err}
+	st, err := loadSettings(quiet)
+	if err != nil {
+		return err
+	}
+	home := settings.Home(userHome(), os.Getenv)
+	log, closeLog := newLogger(home, s.err, f.verbose)
+	defer closeLog()
+	hooks := startHooks(st, home, log, s.err)
+	defer hooks.close()
+
+	var mu sync.Mutex
+	open := func(ctx context.Context, o acp.Open) (*session.Session, func(), error) {
+		rf := *f
+		rf.mode, rf.cwd, rf.cont, rf.file = "text", o.Cwd, false, ""
+		rf.confirm = o.Ask
+		if o.ID != "" {
+			path, err := findSession(home, rf, o.ID)
+			if err != nil {
+				return nil, nil, err
+			}
+			rf.file = path
+		}
+		env, err := newRunEnv(ctx, quiet, &rf, "")
+		if err != nil {
+			return nil, nil, err
+		}
+		mu.Lock()
+		hooks.watch(env.sess) // hooks follow the session opened last
+		mu.Unlock()
+		return env.sess, env.close, nil
+	}
+	err = acp.Serve(ctx, s.in, s.out, acp.Config{
+		Open:    open,
+		Version: buildVersion(),
+		Log:     log,
+	})
+	if err != nil {
+		return &exitError{1, err}
+	}
+	return nil
+}
+
+// findSession is the session file an ACP session id names: a session
+// file's path as it is, else the file of that id among the sessions of
+// cwd (session/load of a session this agent created).
+func findSession(home string, f runFlags, id string) (string, error) {
+	if filepath.IsAbs(id) {
+		if fi, err := os.Stat(id); err == nil && fi.Mode().IsRegular() {
+			return id, nil
+		}
+		return "", fmt.Errorf("no session file %s", id)
+	}
+	dir := f.sessionDir
+	if dir == "" {
+		dir = journal.Dir(home, f.cwd)
+	}
+	names, err := journal.List(dir)
+	if err != nil {
+		return "", fmt.Errorf("session %s: %w", id, err)
+	}
+	for _, p := range names {
+		if strings.HasSuffix(filepath.Base(p), "_"+id+".jsonl") {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("no session %s in %s", id, dir)
+}
