@@ -51,7 +51,7 @@ func runACP(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 			}
 			rf.file = path
 		}
-		env, err := newRunEnv(ctx, quiet, &rf, "")
+		env, err := newRunEnv(ctx, quiet, &rf)
 		if err != nil {
 			return nil, nil, err
 		}
