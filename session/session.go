@@ -171,9 +171,10 @@ type State struct {
 // Store persists a session's entries; *journal.Journal, the session file,
 // is one. A store that keeps only messages returns nil from the rest.
 type Store interface {
-	// AppendMessage records a message and returns its entry id; retried
-	// marks a failed assistant message that a retry replaced.
-	AppendMessage(m llm.Message, retried bool) (id string, err error)
+	// AppendDecided records a message and returns its entry id; retried
+	// marks a failed assistant message that a retry replaced, d is what
+	// was decided about a failed call (nil for the rest).
+	AppendDecided(m llm.Message, retried bool, d *journal.Decision) (id string, err error)
 	// AppendModelChange records SetModel.
 	AppendModelChange(provider, modelID string) error
 	// AppendCompaction records a compaction made at at: the summary, the

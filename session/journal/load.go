@@ -50,6 +50,10 @@ type Entry struct {
 	// go into Loaded.Messages as pi words them.
 	Message *llm.Message
 	Retried bool
+	// Decision is what the session decided about a failed or aborted
+	// call, and how a retry chain ended (on the answer after retries);
+	// estimated for a file that did not record it; nil for the rest.
+	Decision *Decision
 	// Line is the entry's line number in the file, 1-based.
 	Line int
 
@@ -112,6 +116,7 @@ type entryFields struct {
 	Timestamp string          `json:"timestamp"`
 	Message   json.RawMessage `json:"message"`
 	Retried   bool            `json:"retried"`
+	Decision  *Decision       `json:"decision"`
 	// compaction, branch_summary
 	Summary             string   `json:"summary"`
 	FirstKeptEntryID    string   `json:"firstKeptEntryId"`
@@ -188,6 +193,7 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 		res.leaf = r.ld.Entries[k-1].ID
 	}
 	r.context()
+	estimateDecisions(r.ld.Entries)
 	return res, nil
 }
 
@@ -242,7 +248,7 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 		r.skipped = true
 		return
 	}
-	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Line: n}
+	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Decision: f.Decision, Line: n}
 	if f.ParentID != nil {
 		e.ParentID = *f.ParentID
 	}
