@@ -17,7 +17,8 @@ const KeyEnv = "RALLY_API_KEY"
 
 // RetryPolicy returns the retry budget for calls to provider: the retry
 // group, with the provider's own maxRetries (when it has one) in place of
-// retry.maxRetries.
+// retry.maxRetries. It is a session.Config.Retry: the session asks it for
+// whichever provider a call goes to, after a switch or a fallback too.
 func (s *Settings) RetryPolicy(provider string) retry.Policy {
 	r := s.Retry
 	p := retry.Policy{
@@ -30,23 +31,10 @@ func (s *Settings) RetryPolicy(provider string) retry.Policy {
 		// stream that failed mid-way is retried.
 		BeforeOutput: r.Streaming == StreamBeforeOutput,
 	}
-	if n, ok := s.MaxRetriesByProvider()[provider]; ok {
-		p.MaxRetries = n
+	if n := s.Providers[provider].MaxRetries; n != nil {
+		p.MaxRetries = *n
 	}
 	return p
-}
-
-// MaxRetriesByProvider holds the providers that set their own maxRetries
-// (session.Config.ProviderMaxRetries: it applies to whichever provider a
-// session is on, after a switch or a fallback too).
-func (s *Settings) MaxRetriesByProvider() map[string]int {
-	m := map[string]int{}
-	for name, pr := range s.Providers {
-		if pr.MaxRetries != nil {
-			m[name] = *pr.MaxRetries
-		}
-	}
-	return m
 }
 
 // Timeout is the connect and first-byte timeout.

@@ -17,23 +17,26 @@ package settings
 import (
 	"time"
 
+	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session"
 )
 
 //go:generate go test -run TestSchemaUpToDate -update
 
 // Defaults. Each one is also written into the schema as its "default"
 // (the struct tags below repeat them, and TestSchemaDefaults holds the
-// two together). The retry and provider defaults are the library's own,
-// so rally's settings and a Go program's zero values agree.
+// two together). The retry, provider, agent and compaction defaults are
+// the library's own constants, so rally's settings and a Go program's
+// zero values agree by construction.
 const (
 	DefaultMaxRetries       = retry.DefaultMaxRetries
 	DefaultBaseDelayMs      = int(retry.DefaultBaseDelay / time.Millisecond)
 	DefaultMaxDelayMs       = int(retry.DefaultMaxDelay / time.Millisecond)
-	DefaultMaxTurns         = 50
-	DefaultThresholdPercent = 85
-	DefaultKeepRecentTokens = 20000
+	DefaultMaxTurns         = agent.DefaultMaxTurns
+	DefaultThresholdPercent = session.DefaultThresholdPercent
+	DefaultKeepRecentTokens = session.DefaultKeepRecentTokens
 	DefaultHookTimeoutMs    = 5000
 	// DefaultMaxOutputBytes and DefaultMaxOutputLines cap what one tool
 	// call returns to the model: enough for a long log or a whole source

@@ -257,7 +257,6 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	env.home, env.log = home, logger
 
 	cwd, _ := os.Getwd()
-	pol := st.RetryPolicy("") // each provider's own maxRetries: ProviderMaxRetries
 	maxTurns := st.Agent.MaxTurns
 	if f.maxTurns > 0 {
 		maxTurns = f.maxTurns
@@ -274,14 +273,13 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		builtin = f.tools(builtin)
 	}
 	cfg := session.Config{
-		Model:              model,
-		System:             system,
-		Thinking:           f.prompt.thinking,
-		Tools:              builtin,
-		MaxTurns:           maxTurns,
-		Retry:              &pol,
-		ProviderMaxRetries: st.MaxRetriesByProvider(),
-		Log:                logger,
+		Model:    model,
+		System:   system,
+		Thinking: f.prompt.thinking,
+		Tools:    builtin,
+		MaxTurns: maxTurns,
+		Retry:    st.RetryPolicy, // each provider's own maxRetries, after a switch too
+		Log:      logger,
 		Compaction: session.CompactionConfig{
 			ThresholdPercent: st.Compaction.ThresholdPercent,
 			KeepRecentTokens: st.Compaction.KeepRecentTokens,
