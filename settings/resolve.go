@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rally-agent/rally/llm/apis"
 	"github.com/rally-agent/rally/retry"
 )
 
@@ -124,8 +125,8 @@ func (s *Settings) Resolve(o Overrides, getenv func(string) string) (Target, err
 		t.AdHoc = true
 	}
 	if o.API != "" {
-		if !slices.Contains(apis(), o.API) {
-			return Target{}, fmt.Errorf("resolve provider: --api must be one of %s, got %q", strings.Join(apis(), ", "), o.API)
+		if _, ok := apis.Lookup(o.API); !ok {
+			return Target{}, fmt.Errorf("resolve provider: --api must be one of %s, got %q", strings.Join(apis.Names(), ", "), o.API)
 		}
 		p.API = o.API
 	}
@@ -165,11 +166,6 @@ func KeyOrder() []string { return builtinOrder() }
 
 func builtinOrder() []string {
 	return []string{"anthropic", "openai", "google", "openrouter", "groq"}
-}
-
-// apis lists the values of providers.<name>.api.
-func apis() []string {
-	return []string{APIOpenAICompletions, APIOpenAIResponses, APIAnthropicMessages, APIGoogle, APISim}
 }
 
 // ParseModelRef splits a "provider/model" reference at its first slash; the

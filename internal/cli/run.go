@@ -18,6 +18,7 @@ import (
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/apis"
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session"
@@ -60,7 +61,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.mode, "mode", "text", "output mode: text, json (every event as a JSON line) or rpc (JSON-lines protocol on stdin/stdout)")
 	fl.StringVar(&f.provider, "provider", "", "provider name from settings (openai, anthropic, google, openrouter, groq, local, sim, …)")
 	fl.StringVar(&f.model, "model", "", "model id")
-	fl.StringVar(&f.api, "api", "", "wire API for this run: openai-completions, openai-responses, anthropic-messages, google-generative-ai")
+	fl.StringVar(&f.api, "api", "", "wire API for this run: "+strings.Join(apis.Networked(), ", "))
 	fl.StringVar(&f.baseURL, "base-url", "", "point this run at any server (e.g. http://127.0.0.1:8080/v1)")
 	fl.BoolVar(&f.noSession, "no-session", false, "do not save the session")
 	fl.StringVar(&f.sessionDir, "session-dir", "", "directory for session files (default $RALLY_HOME/sessions/<cwd>)")
