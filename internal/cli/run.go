@@ -145,7 +145,12 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 	defer stop()
 	defer func() { err = interrupted(ctx, err) }()
 
-	env, err := newRunEnv(ctx, s, f, prompt)
+	rc, err := newRunConfig(s, f, prompt)
+	if err != nil {
+		return err
+	}
+	defer rc.close()
+	env, err := newRunEnv(ctx, s, f, rc)
 	if err != nil {
 		return err
 	}
@@ -222,37 +227,12 @@ func (e *runEnv) close() {
 	}
 }
 
-func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*runEnv, error) {
-	st, err := loadSettings(s)
-	if err != nil {
-		return nil, err
-	}
+// newRunEnv builds one session of the process from rc for the flags
+// (--continue, --session…), which may differ from run to run (new_session
+// starts a fresh file); what they choose in rc is the same for all.
+func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*runEnv, error) {
+	st, target, model, home := rc.st, rc.target, rc.model, rc.home
 	env := &runEnv{st: st}
-	o := settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}
-	if f.preset != "" {
-		url, stop, err := startPreset(f.preset, prompt)
-		if err != nil {
-			return nil, err
-		}
-		env.closers = append(env.closers, stop)
-		o = settings.Overrides{Provider: "fake-llm", Model: "fake-model", API: settings.APIOpenAICompletions, BaseURL: url}
-	}
-	target, err := resolveTarget(st, o)
-	if err != nil {
-		return nil, err
-	}
-	if f.preset == "stall" {
-		// The demo should not take the default 60 s to notice the stall.
-		target.Config.IdleTimeoutMs = 2000
-	}
-	model, err := modelFor(target)
-	if err != nil {
-		return nil, &exitError{2, err}
-	}
-	if f.preset == "overflow" {
-		model.ContextWindow = presetWindow
-	}
-	home := settings.Home(userHome(), os.Getenv)
 	logger, closeLog := newLogger(home, s.err, f.verbose)
 	env.closers = append(env.closers, closeLog)
 	env.home, env.log = home, logger
@@ -298,7 +278,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 		env.fleet = fl
 		env.closers = append(env.closers, func() { fl.Close() })
 	}
-	if f.preset == "" { // a demo's fake model teaches nothing worth keeping
+	if rc.preset == nil { // a demo's fake model teaches nothing worth keeping
 		cfg.Windows = learnedWindows(home, fl)
 	}
 	// The credential, and the rotation on usage limits (auth.go).
