@@ -16,11 +16,7 @@ import (
 // the same context rally resumes from (the fields rally adds are ones pi
 // does not know and skips).
 func TestPiLoadsRallySession(t *testing.T) {
-	node := piNode(t, "core/session-manager.js")
-	testdata, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, testdata := piNode(t, "core/session-manager.js")
 	home := isolate(t)
 	os.MkdirAll(".rally", 0o755)
 	os.WriteFile(".rally/settings.json", []byte(`{"retry":{"baseDelayMs":5}}`), 0o644)

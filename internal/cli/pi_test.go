@@ -7,12 +7,13 @@ import (
 	"testing"
 )
 
-// piNode returns node for a test that runs the pi coding agent's own code,
-// the file of its npm package (dist/…) the test needs included. They need
+// piNode returns node, and the absolute path of testdata (where the
+// scripts are), for a test that runs the pi coding agent's own code, the
+// file of its npm package (dist/…) the test needs included. They need
 // node and the package @mariozechner/pi-coding-agent, whose folder
 // PI_CODING_AGENT_DIR names (.ci/run installs it). Without them the test
 // is skipped, except in CI (CI=true), where that is a failure.
-func piNode(t *testing.T, file string) string {
+func piNode(t *testing.T, file string) (node, testdata string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	pkg := os.Getenv("PI_CODING_AGENT_DIR")
@@ -33,5 +34,9 @@ func piNode(t *testing.T, file string) string {
 		}
 		t.Skipf("%s; install it with: npm install --prefix /tmp/pi @mariozechner/pi-coding-agent@0.73.1 and set PI_CODING_AGENT_DIR=/tmp/pi/node_modules/@mariozechner/pi-coding-agent", missing)
 	}
-	return node
+	testdata, err = filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return node, testdata
 }

@@ -20,11 +20,7 @@ import (
 // folder PI_CODING_AGENT_DIR names (.ci/run installs it). Without them
 // it is skipped, except in CI (CI=true), where that is a failure.
 func TestPiRpcClient(t *testing.T) {
-	node := piNode(t, "modes/rpc/rpc-client.js")
-	testdata, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, testdata := piNode(t, "modes/rpc/rpc-client.js")
 	isolate(t)
 	project := func(baseDelayMs string) string {
 		dir := t.TempDir()
