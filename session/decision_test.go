@@ -61,7 +61,7 @@ func TestJournalRecordsDecisions(t *testing.T) {
 					if e.Message == nil || e.Message.Role != llm.Assistant {
 						continue
 					}
-					d := e.Decision
+					d := e.Decision()
 					switch {
 					case d == nil:
 						got = append(got, "-")

@@ -60,6 +60,7 @@ func loadSession(dir, name string, keys []string) (*sessionView, error) {
 	if err != nil {
 		return nil, err
 	}
+	ld.EstimateDecisions() // an older file's failures still show, marked as guesses
 	v := &sessionView{Warnings: ld.Warnings}
 	v.Name, v.ID, v.Title = name, ld.ID, ld.Name
 	v.Entries = make([]entryView, 0, len(ld.Entries))
@@ -97,7 +98,7 @@ func (v *sessionView) redact(keys []string) {
 // viewEntry converts one journal entry.
 func viewEntry(e *journal.Entry) entryView {
 	ev := entryView{ID: e.ID, Type: e.Type, End: e.Timestamp, Retried: e.Retried}
-	if d := e.Decision; d != nil {
+	if d := e.Decision(); d != nil {
 		ev.Decided, ev.Estimated, ev.Attempt, ev.DelayMs = true, d.Estimated, d.Attempt, d.DelayMs
 		ev.Class, ev.Reason, ev.ChainEnd, ev.SwitchedTo = d.Class, d.Reason, string(d.End), d.SwitchedTo
 	}

@@ -54,18 +54,16 @@ const (
 	EndFailed End = "failed"
 )
 
-// Waited reports a decision to retry after a wait: a retried failure whose
-// chain goes on.
-func (d *Decision) Waited() bool { return d != nil && d.End == "" && d.DelayMs > 0 }
-
-// estimateDecisions fills in the decisions a file did not record, for its
-// failed and aborted calls, marked as estimated (see Decision.Estimated).
-// A chain is counted as rally counts it: it starts again at every user
-// message and ends at the first answer that did not fail.
-func estimateDecisions(entries []Entry) {
+// EstimateDecisions fills in, for a viewer, the decisions the file did not
+// record (an older rally's, or pi's) for its failed and aborted calls and
+// the answers that ended retry chains, marked as estimated (see
+// Decision.Estimated). A chain is counted as rally counts it: it starts
+// again at every user message and ends at the first answer that did not
+// fail. Resuming needs none of it, so Load leaves it to the viewer.
+func (ld *Loaded) EstimateDecisions() {
 	attempt := 0
-	for i := range entries {
-		e := &entries[i]
+	for i := range ld.Entries {
+		e := &ld.Entries[i]
 		m := e.Message
 		if e.Type != "message" || m == nil {
 			continue
@@ -76,9 +74,9 @@ func estimateDecisions(entries []Entry) {
 		if m.Role != llm.Assistant {
 			continue
 		}
-		if e.Decision != nil {
-			attempt = max(attempt, e.Decision.Attempt)
-			if e.Decision.End != "" {
+		if d := e.Decision(); d != nil {
+			attempt = max(attempt, d.Attempt)
+			if d.End != "" {
 				attempt = 0
 			}
 			continue
@@ -86,12 +84,12 @@ func estimateDecisions(entries []Entry) {
 		switch m.StopReason {
 		case llm.Error:
 		case llm.Aborted:
-			e.Decision = &Decision{Attempt: attempt, End: EndCancelled, Estimated: true}
+			e.setDecision(&Decision{Attempt: attempt, End: EndCancelled, Estimated: true})
 			attempt = 0
 			continue
 		default:
 			if attempt > 0 {
-				e.Decision = &Decision{Attempt: attempt, End: EndSucceeded, Estimated: true}
+				e.setDecision(&Decision{Attempt: attempt, End: EndSucceeded, Estimated: true})
 			}
 			attempt = 0
 			continue
@@ -117,8 +115,15 @@ func estimateDecisions(entries []Entry) {
 			d.Attempt = attempt
 			d.DelayMs = estimateDelay(class, attempt, f, unixTime(m.Timestamp)).Milliseconds()
 		}
-		e.Decision = d
+		e.setDecision(d)
 	}
+}
+
+func (e *Entry) setDecision(d *Decision) {
+	if e.details == nil {
+		e.details = &Details{}
+	}
+	e.details.Decision = d
 }
 
 // estimateDelay is the longest wait the default policy makes before retry

@@ -49,7 +49,7 @@ func TestDecisionRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ld.Entries[0].Decision; got == nil || *got != want {
+	if got := ld.Entries[0].Decision(); got == nil || *got != want {
 		t.Errorf("decision %+v, want %+v", got, want)
 	}
 }
@@ -90,12 +90,18 @@ func TestEstimatedDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, e := range ld.Entries {
+		if e.Decision() != nil {
+			t.Fatalf("entry %s: Load estimated a decision itself", e.ID)
+		}
+	}
+	ld.EstimateDecisions()
 	var got []string
 	for _, e := range ld.Entries {
 		if e.Message.Role != llm.Assistant {
 			continue
 		}
-		d := e.Decision
+		d := e.Decision()
 		if d == nil {
 			got = append(got, "-")
 			continue

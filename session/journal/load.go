@@ -50,10 +50,6 @@ type Entry struct {
 	// go into Loaded.Messages as pi words them.
 	Message *llm.Message
 	Retried bool
-	// Decision is what the session decided about a failed or aborted
-	// call, and how a retry chain ended (on the answer after retries);
-	// estimated for a file that did not record it; nil for the rest.
-	Decision *Decision
 	// Line is the entry's line number in the file, 1-based.
 	Line int
 
@@ -74,6 +70,20 @@ type Details struct {
 	// PiMessage is the message as written for pi's own roles
 	// (bashExecution…), whose fields llm.Message has no place for.
 	PiMessage json.RawMessage
+	// Decision is what the session decided about a failed or aborted
+	// call, and how a retry chain ended (on the answer after retries), as
+	// the file recorded it (Loaded.EstimateDecisions fills in the rest).
+	// It lives here, with the other rare fields, so that the entry of
+	// every plain message stays as small as it was.
+	Decision *Decision
+}
+
+// Decision returns the entry's Details().Decision: nil for most entries.
+func (e *Entry) Decision() *Decision {
+	if e.details == nil {
+		return nil
+	}
+	return e.details.Decision
 }
 
 // Details returns the entry's details; all empty for a plain message.
@@ -193,7 +203,6 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 		res.leaf = r.ld.Entries[k-1].ID
 	}
 	r.context()
-	estimateDecisions(r.ld.Entries)
 	return res, nil
 }
 
@@ -248,7 +257,7 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 		r.skipped = true
 		return
 	}
-	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Decision: f.Decision, Line: n}
+	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Line: n}
 	if f.ParentID != nil {
 		e.ParentID = *f.ParentID
 	}
@@ -296,8 +305,8 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 		r.warn(n, "unknown entry type %q left out of the context", f.Type)
 	}
 	// f.Message is left only for pi's own roles (decodeMessage).
-	if f.Summary != "" || f.TokensBefore != 0 || f.Provider != "" || f.ModelID != "" || f.Message != nil {
-		e.details = &Details{Summary: f.Summary, TokensBefore: f.TokensBefore, Provider: f.Provider, ModelID: f.ModelID, PiMessage: f.Message}
+	if f.Summary != "" || f.TokensBefore != 0 || f.Provider != "" || f.ModelID != "" || f.Message != nil || f.Decision != nil {
+		e.details = &Details{Summary: f.Summary, TokensBefore: f.TokensBefore, Provider: f.Provider, ModelID: f.ModelID, PiMessage: f.Message, Decision: f.Decision}
 	}
 	ids[e.ID] = struct{}{}
 	r.ld.Entries = append(r.ld.Entries, e)
