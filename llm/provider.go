@@ -36,6 +36,21 @@ type Request struct {
 	Thinking string
 }
 
+// APIDef is one wire format rally speaks, as its provider package exports
+// it: the registry (package llm/apis) builds clients, the settings' api
+// enum and schema, the CLI's help and the fake LLM's checks from these.
+type APIDef struct {
+	// Name is the API's name (providers.<name>.api), as pi names it.
+	Name string
+	// Doc says in a few words what speaks it, for help and the schema.
+	Doc string
+	// DefaultBaseURL is the API root its client uses when neither the
+	// options nor the model name one; "" for an API without a server.
+	DefaultBaseURL string
+	// New builds a client with the options.
+	New func(ClientOptions) Provider
+}
+
 // The API names, as in the pi coding agent's model definitions.
 const (
 	APIOpenAICompletions = "openai-completions"

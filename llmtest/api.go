@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rally-agent/rally/llm"
 )
 
 // API is a wire format, named as in rally's settings (providers.<name>.api).
@@ -13,15 +15,30 @@ type API string
 
 const (
 	// OpenAICompletions is POST …/chat/completions.
-	OpenAICompletions API = "openai-completions"
+	OpenAICompletions API = llm.APIOpenAICompletions
 	// OpenAIResponses is POST …/responses.
-	OpenAIResponses API = "openai-responses"
+	OpenAIResponses API = llm.APIOpenAIResponses
 	// AnthropicMessages is POST …/messages.
-	AnthropicMessages API = "anthropic-messages"
+	AnthropicMessages API = llm.APIAnthropicMessages
 	// GoogleGenerativeAI is POST …/models/{model}:streamGenerateContent
 	// (or :generateContent, not streamed).
-	GoogleGenerativeAI API = "google-generative-ai"
+	GoogleGenerativeAI API = llm.APIGoogle
 )
+
+// formats is every wire format the Server speaks, in one table: the path
+// endings that ask for it and its writer. A new format is one row and its
+// writer (package llm/apis's test checks that every API rally has a
+// client for is served here).
+var formats = []struct {
+	api    API
+	suffix []string
+	w      wire
+}{
+	{OpenAICompletions, []string{"/chat/completions"}, chatWire{}},
+	{OpenAIResponses, []string{"/responses"}, responsesWire{}},
+	{AnthropicMessages, []string{"/messages"}, anthropicWire{}},
+	{GoogleGenerativeAI, []string{":streamGenerateContent", ":generateContent"}, geminiWire{}},
+}
 
 // DefaultModel is the model a reply names when the request names none,
 // and the one GET …/models lists unless Server.Models says otherwise.
@@ -29,7 +46,11 @@ const DefaultModel = "llmtest-model"
 
 // APIs lists the formats the Server speaks.
 func APIs() []API {
-	return []API{OpenAICompletions, OpenAIResponses, AnthropicMessages, GoogleGenerativeAI}
+	out := make([]API, len(formats))
+	for i, f := range formats {
+		out[i] = f.api
+	}
+	return out
 }
 
 // APIOf tells the wire format from a request path, under any prefix
@@ -37,15 +58,12 @@ func APIs() []API {
 // gemini-2.5-flash:streamGenerateContent", "…:generateContent"). It
 // returns "" for other paths.
 func APIOf(path string) API {
-	switch {
-	case strings.HasSuffix(path, "/chat/completions"):
-		return OpenAICompletions
-	case strings.HasSuffix(path, "/responses"):
-		return OpenAIResponses
-	case strings.HasSuffix(path, "/messages"):
-		return AnthropicMessages
-	case strings.HasSuffix(path, ":streamGenerateContent"), strings.HasSuffix(path, ":generateContent"):
-		return GoogleGenerativeAI
+	for _, f := range formats {
+		for _, s := range f.suffix {
+			if strings.HasSuffix(path, s) {
+				return f.api
+			}
+		}
 	}
 	return ""
 }
@@ -74,15 +92,10 @@ type wire interface {
 }
 
 func (a API) wire() wire {
-	switch a {
-	case OpenAICompletions:
-		return chatWire{}
-	case OpenAIResponses:
-		return responsesWire{}
-	case AnthropicMessages:
-		return anthropicWire{}
-	case GoogleGenerativeAI:
-		return geminiWire{}
+	for _, f := range formats {
+		if f.api == a {
+			return f.w
+		}
 	}
 	return nil
 }

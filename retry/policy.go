@@ -46,6 +46,10 @@ func Default() Policy {
 	return Policy{MaxRetries: DefaultMaxRetries, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay}
 }
 
+// For returns p whatever the provider: the per-provider policy of a
+// caller that has one policy for all (session.Config.Retry: pol.For).
+func (p Policy) For(provider string) Policy { return p }
+
 func (p Policy) baseDelay() time.Duration {
 	if p.BaseDelay <= 0 {
 		return DefaultBaseDelay

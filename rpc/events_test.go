@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rally-agent/rally/internal/mdfence"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session"
 )
@@ -117,8 +118,11 @@ func TestReadmeEventOptions(t *testing.T) {
 	if !ok {
 		t.Fatal("README has no section on event options")
 	}
-	_, block, _ := strings.Cut(sec, "```json\n")
-	block, _, _ = strings.Cut(block, "```")
+	blocks := mdfence.Texts(sec, "json")
+	if len(blocks) == 0 {
+		t.Fatal("the section on event options has no json block")
+	}
+	block := blocks[0]
 	var commands, want []string
 	for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
 		switch {

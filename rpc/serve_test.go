@@ -280,7 +280,7 @@ func TestRetryInProcess(t *testing.T) {
 		llmtest.Step{Text: "finally"})
 	model := llm.Model{ID: "m", API: llm.APIOpenAICompletions, Provider: "fake", Input: []string{"text"}, ContextWindow: 100000, MaxTokens: 1000}
 	pol := retry.Policy{MaxRetries: 3, BaseDelay: 10 * time.Millisecond, MaxDelay: time.Minute}
-	sess, err := session.New(session.Config{Provider: &openai.Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL + "/v1", Provider: "fake"}}, Model: model, Retry: &pol})
+	sess, err := session.New(session.Config{Provider: &openai.Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL + "/v1", Provider: "fake"}}, Model: model, Retry: pol.For})
 	if err != nil {
 		t.Fatal(err)
 	}

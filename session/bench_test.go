@@ -71,7 +71,7 @@ func BenchmarkAbortRetryLatency(b *testing.B) {
 	var lat []time.Duration
 	for b.Loop() {
 		f := &fake{steps: []step{{err: overloaded()}}}
-		s, _ := New(Config{Provider: f, Retry: &pol})
+		s, _ := New(Config{Provider: f, Retry: pol.For})
 		started, ended := make(chan struct{}, 1), make(chan time.Time, 1)
 		unsub := s.Subscribe(func(e Event) {
 			switch e.Type {

@@ -24,7 +24,7 @@ func TestEndToEndOverLoopback(t *testing.T) {
 	s, err := New(Config{
 		Provider: &openai.Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL + "/v1", APIKey: "sk-test-key-000000001234", Provider: "fake"}},
 		Model:    llm.Model{ID: "m", Provider: "fake", API: llm.APIOpenAICompletions, ContextWindow: 100000},
-		Retry:    &pol,
+		Retry:    pol.For,
 		Store:    j,
 	})
 	if err != nil {

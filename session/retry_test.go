@@ -142,7 +142,7 @@ func TestNoRetryConfigs(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := &fake{steps: []step{{err: overloaded()}, {text: "never"}}}
-			s, rec, stop := newSession(t, f, Config{Retry: &p})
+			s, rec, stop := newSession(t, f, Config{Retry: p.For})
 			if name == "auto-retry off" {
 				s.SetAutoRetryEnabled(false)
 			}
@@ -381,7 +381,7 @@ func TestStreamingModes(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{text: "partial answer", midErr: llm.ErrTruncated}, {text: "never"}}}
-		s, _, stop := newSession(t, f, Config{Retry: &retry.Policy{MaxRetries: 3, BeforeOutput: true}})
+		s, _, stop := newSession(t, f, Config{Retry: retry.Policy{MaxRetries: 3, BeforeOutput: true}.For})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
 		if err == nil || f.calls() != 1 {
@@ -391,7 +391,7 @@ func TestStreamingModes(t *testing.T) {
 	// Nobody saw the partial (print mode into a pipe): it may be retried.
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{text: "partial answer", midErr: llm.ErrTruncated}, {text: "full answer"}}}
-		s, _, stop := newSession(t, f, Config{Retry: &retry.Policy{MaxRetries: 3, BeforeOutput: true}, PartialsHidden: true})
+		s, _, stop := newSession(t, f, Config{Retry: retry.Policy{MaxRetries: 3, BeforeOutput: true}.For, PartialsHidden: true})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
 		if err != nil || f.calls() != 2 {
@@ -400,7 +400,7 @@ func TestStreamingModes(t *testing.T) {
 	})
 	synctest.Test(t, func(t *testing.T) {
 		f := &fake{steps: []step{{midErr: llm.ErrTruncated}, {text: "answer"}}}
-		s, _, stop := newSession(t, f, Config{Retry: &retry.Policy{MaxRetries: 3, BeforeOutput: true}})
+		s, _, stop := newSession(t, f, Config{Retry: retry.Policy{MaxRetries: 3, BeforeOutput: true}.For})
 		err := s.Prompt(t.Context(), "hi", PromptOptions{})
 		stop()
 		if err != nil || f.calls() != 2 {

@@ -10,6 +10,7 @@ import (
 	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // run is one prompt: agent runs and the retry chain around them.
@@ -114,7 +115,11 @@ func (r *runState) event(le agent.Event) {
 			r.s.hub.emit(e)
 			return
 		}
-		r.s.record(m, false)
+		var d *journal.Decision
+		if m.Role == llm.Assistant {
+			d = r.s.chainSucceeds()
+		}
+		r.s.recordDecided(m, false, d)
 		r.s.hub.emit(e)
 		if m.Role == llm.Assistant {
 			r.s.succeeded()
@@ -136,13 +141,29 @@ func (s *Session) succeeded() {
 	}
 }
 
+// chainSucceeds is the decision an answer records when it ends an open
+// retry chain; nil outside a chain.
+func (s *Session) chainSucceeds() *journal.Decision {
+	s.mu.Lock()
+	n := s.attempt
+	s.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	return &journal.Decision{Attempt: n, End: journal.EndSucceeded}
+}
+
 // record adds a message to the journal and, unless a retry replaced it,
 // to the working context.
-func (s *Session) record(m llm.Message, retried bool) {
+func (s *Session) record(m llm.Message, retried bool) { s.recordDecided(m, retried, nil) }
+
+// recordDecided is record with what was decided about a failed call (the
+// journal keeps it beside the message, for viewers).
+func (s *Session) recordDecided(m llm.Message, retried bool, d *journal.Decision) {
 	var id string
 	if j := s.cfg.Store; j != nil {
 		var err error
-		if id, err = j.AppendMessage(m, retried); err != nil {
+		if id, err = j.AppendDecided(m, retried, d); err != nil {
 			s.storeFailed(OpSaveMessage, err)
 		}
 	}
@@ -204,7 +225,7 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 		failed = &llm.Message{Role: llm.Assistant, StopReason: llm.Error, ErrorMessage: out.CallErr.Error()}
 	}
 	if failed.StopReason == llm.Aborted || ctx.Err() != nil {
-		s.record(*failed, false)
+		s.recordDecided(*failed, false, &journal.Decision{Attempt: attempt, Reason: RetryCancelled, End: journal.EndCancelled})
 		r.endAgent(false)
 		s.closeChain(attempt, RetryCancelled)
 		return 0, stopped(ctx, "prompt")
@@ -215,7 +236,7 @@ func (s *Session) decide(ctx context.Context, r *runState, out agent.Outcome, ru
 	case rep.Class == retry.ContextOverflow:
 		return s.overflow(ctx, r, failed, attempt, out.CallErr, rep)
 	case noRetry: // AbortRetry landed while the retried call ran
-		s.record(*failed, false)
+		s.recordDecided(*failed, false, decided(attempt, rep.Class, RetryCancelled, journal.EndCancelled))
 		r.endAgent(false)
 		s.closeChain(attempt, RetryCancelled)
 		return 0, &RunError{Class: rep.Class, Retries: attempt, Reason: RetryCancelled, Err: out.CallErr}
@@ -251,7 +272,11 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 		"error", failed.ErrorMessage, "reason", d.Reason)
 
 	if d.Action == retry.GiveUp {
-		s.record(*failed, false)
+		end := journal.EndFailed
+		if d.Exhausted {
+			end = journal.EndExhausted
+		}
+		s.recordDecided(*failed, false, decided(attempt, rep.Class, d.Reason, end))
 		r.endAgent(false)
 		s.mu.Lock()
 		s.attempt = attempt
@@ -267,17 +292,25 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 	s.hub.emit(Event{Type: AutoRetryStart, Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
 		ErrorMessage: failed.ErrorMessage, ErrorClass: rep.Class, SwitchedTo: switched})
 
+	dec := decided(n, rep.Class, d.Reason, "")
+	dec.DelayMs, dec.SwitchedTo = d.Delay.Milliseconds(), switched
 	if !s.wait(ctx, d.Delay) {
 		// Cancelled: the failed message is the prompt's final state after all.
-		s.record(*failed, false)
+		dec.End, dec.Reason = journal.EndCancelled, RetryCancelled
+		s.recordDecided(*failed, false, dec)
 		s.closeChain(n, RetryCancelled)
 		if ctx.Err() != nil {
 			return 0, stopped(ctx, "prompt")
 		}
 		return 0, &RunError{Class: rep.Class, Retries: attempt, Err: fmt.Errorf("%w: %w", ErrRetryCancelled, out.CallErr)}
 	}
-	s.record(*failed, true)
+	s.recordDecided(*failed, true, dec)
 	return n + 1, nil
+}
+
+// decided is the journal's record of a decision about a failed call.
+func decided(attempt int, class retry.Class, reason string, end journal.End) *journal.Decision {
+	return &journal.Decision{Attempt: attempt, Class: class.String(), Reason: reason, End: end}
 }
 
 // wait sleeps d unless the retry or the run is cancelled; it reports
@@ -322,7 +355,7 @@ func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message
 	s.overflows++
 	s.mu.Unlock()
 	fail := func(cause error) (int, error) {
-		s.record(*failed, false)
+		s.recordDecided(*failed, false, decided(attempt, retry.ContextOverflow, cause.Error(), journal.EndFailed))
 		r.endAgent(false)
 		s.closeChain(attempt, failed.ErrorMessage)
 		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: cause}
@@ -352,7 +385,11 @@ func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message
 	// Only a compaction that lets the run go on replaces the failed answer
 	// (out of the context, kept in the history, as a retried one); else it
 	// is the prompt's final state, and compaction_end said why.
-	s.record(*failed, err == nil)
+	if err == nil {
+		s.recordDecided(*failed, true, decided(attempt, retry.ContextOverflow, "", journal.EndCompaction))
+	} else {
+		s.recordDecided(*failed, false, decided(attempt, retry.ContextOverflow, err.Error(), journal.EndFailed))
+	}
 	if err != nil {
 		s.closeChain(attempt, err.Error())
 		var tl *TooLargeError
@@ -425,7 +462,11 @@ func (s *Session) refuse(prompt []llm.Message, why error) error {
 		msg := &added[i]
 		s.hub.emit(Event{Type: MessageStart, Message: msg})
 		s.hub.emit(Event{Type: MessageEnd, Message: msg})
-		s.record(*msg, true)
+		var d *journal.Decision
+		if i == len(added)-1 {
+			d = decided(0, retry.ContextOverflow, why.Error(), journal.EndFailed)
+		}
+		s.recordDecided(*msg, true, d)
 	}
 	s.hub.emit(Event{Type: TurnEnd, Message: &added[len(added)-1]})
 	s.hub.emit(Event{Type: AgentEnd, Messages: added})

@@ -59,19 +59,18 @@ type Config struct {
 	// agent.DefaultMaxTurns.
 	MaxTurns int
 	Thinking string
-	// Retry is the retry policy (its BeforeOutput is the retry.streaming
-	// setting); nil means retry.Default().
-	Retry *retry.Policy
+	// Retry is the retry policy for the calls to a provider (by
+	// llm.Model.Provider): whichever the session is on, after a switch, a
+	// fallback or SetModel too. Its BeforeOutput is the retry.streaming
+	// setting. nil means retry.Default() for all; pol.For is pol for all;
+	// settings.Settings.RetryPolicy gives each provider its own maxRetries.
+	Retry func(provider string) retry.Policy
 	// PartialsHidden says that no subscriber shows a message before its
 	// message_end (print mode into a pipe writes each answer once it is
 	// whole), so a failed call's streamed text was seen by nobody and
 	// BeforeOutput may still retry it. The zero value assumes every
 	// streamed delta was shown.
 	PartialsHidden bool
-	// ProviderMaxRetries overrides Retry.MaxRetries for the calls to a
-	// provider (by llm.Model.Provider): whichever the session is on, after
-	// a switch, a fallback or SetModel too. Providers not in it use Retry's.
-	ProviderMaxRetries map[string]int
 	// Classify reads a failed model call; nil means retry.Inspect. A hook
 	// in the spirit of go-retryablehttp's CheckRetry: wrap retry.Inspect to
 	// treat a failure of your own server differently.
@@ -177,9 +176,10 @@ type State struct {
 // Store persists a session's entries; *journal.Journal, the session file,
 // is one. A store that keeps only messages returns nil from the rest.
 type Store interface {
-	// AppendMessage records a message and returns its entry id; retried
-	// marks a failed assistant message that a retry replaced.
-	AppendMessage(m llm.Message, retried bool) (id string, err error)
+	// AppendDecided records a message and returns its entry id; retried
+	// marks a failed assistant message that a retry replaced, d is what
+	// was decided about a failed call (nil for the rest).
+	AppendDecided(m llm.Message, retried bool, d *journal.Decision) (id string, err error)
 	// AppendModelChange records SetModel.
 	AppendModelChange(provider, modelID string) error
 	// AppendCompaction records a compaction made at at: the summary, the
@@ -251,15 +251,12 @@ func New(cfg Config) (*Session, error) {
 	return s, nil
 }
 
-// policy is the retry policy for a call to provider: Config.Retry with
-// the provider's own maxRetries, and off while auto-retry is.
+// policy is the retry policy for a call to provider: Config.Retry's, and
+// off while auto-retry is.
 func (s *Session) policy(provider string) retry.Policy {
 	p := retry.Default()
 	if s.cfg.Retry != nil {
-		p = *s.cfg.Retry
-	}
-	if n, ok := s.cfg.ProviderMaxRetries[provider]; ok {
-		p.MaxRetries = n
+		p = s.cfg.Retry(provider)
 	}
 	s.mu.Lock()
 	p.Disabled = p.Disabled || !s.autoRetry

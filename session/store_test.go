@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/tool"
 )
 
@@ -32,7 +33,7 @@ func (f *fullStore) fail() error {
 	return nil
 }
 
-func (f *fullStore) AppendMessage(m llm.Message, _ bool) (string, error) {
+func (f *fullStore) AppendDecided(m llm.Message, _ bool, _ *journal.Decision) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.fail(); err != nil {

@@ -77,13 +77,22 @@ func TestSwitchSeesFailedClient(t *testing.T) {
 // after a switch, after SetModel.
 func TestProviderMaxRetries(t *testing.T) {
 	strict := llm.Model{ID: "s", Provider: "strict"}
-	overrides := map[string]int{"strict": 1, "never": 0}
+	overrides := func(provider string) retry.Policy {
+		p := retry.Default()
+		switch provider {
+		case "strict":
+			p.MaxRetries = 1
+		case "never":
+			p.MaxRetries = 0
+		}
+		return p
+	}
 	t.Run("after a switch", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			first := &fake{steps: []step{{err: usageLimit()}}}
 			second := &fake{steps: []step{{err: overloaded()}, {err: overloaded()}, {text: "never"}}}
 			sw := &froms{targets: []llm.Target{{Provider: second, Model: strict, Name: "strict/s"}}}
-			s, rec, stop := newSession(t, first, Config{Switcher: sw, ProviderMaxRetries: overrides})
+			s, rec, stop := newSession(t, first, Config{Switcher: sw, Retry: overrides})
 			err := s.Prompt(t.Context(), "hi", PromptOptions{})
 			stop()
 			starts := rec.of(AutoRetryStart)
@@ -99,7 +108,7 @@ func TestProviderMaxRetries(t *testing.T) {
 	t.Run("after SetModel", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			set := &fake{steps: []step{{err: overloaded()}, {text: "never"}}}
-			s, rec, stop := newSession(t, &fake{}, Config{ProviderMaxRetries: overrides})
+			s, rec, stop := newSession(t, &fake{}, Config{Retry: overrides})
 			s.SetModel(llm.Target{Provider: set, Model: llm.Model{ID: "n", Provider: "never"}})
 			err := s.Prompt(t.Context(), "hi", PromptOptions{})
 			stop()
@@ -111,7 +120,7 @@ func TestProviderMaxRetries(t *testing.T) {
 	t.Run("others keep the policy's", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			f := &fake{steps: []step{{err: overloaded()}, {err: overloaded()}, {text: "ok"}}}
-			s, rec, stop := newSession(t, f, Config{ProviderMaxRetries: overrides})
+			s, rec, stop := newSession(t, f, Config{Retry: overrides})
 			if err := s.Prompt(t.Context(), "hi", PromptOptions{}); err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rally-agent/rally/llm/apis"
 	"github.com/rally-agent/rally/retry"
 )
 
@@ -17,7 +18,8 @@ const KeyEnv = "RALLY_API_KEY"
 
 // RetryPolicy returns the retry budget for calls to provider: the retry
 // group, with the provider's own maxRetries (when it has one) in place of
-// retry.maxRetries.
+// retry.maxRetries. It is a session.Config.Retry: the session asks it for
+// whichever provider a call goes to, after a switch or a fallback too.
 func (s *Settings) RetryPolicy(provider string) retry.Policy {
 	r := s.Retry
 	p := retry.Policy{
@@ -30,23 +32,10 @@ func (s *Settings) RetryPolicy(provider string) retry.Policy {
 		// stream that failed mid-way is retried.
 		BeforeOutput: r.Streaming == StreamBeforeOutput,
 	}
-	if n, ok := s.MaxRetriesByProvider()[provider]; ok {
-		p.MaxRetries = n
+	if n := s.Providers[provider].MaxRetries; n != nil {
+		p.MaxRetries = *n
 	}
 	return p
-}
-
-// MaxRetriesByProvider holds the providers that set their own maxRetries
-// (session.Config.ProviderMaxRetries: it applies to whichever provider a
-// session is on, after a switch or a fallback too).
-func (s *Settings) MaxRetriesByProvider() map[string]int {
-	m := map[string]int{}
-	for name, pr := range s.Providers {
-		if pr.MaxRetries != nil {
-			m[name] = *pr.MaxRetries
-		}
-	}
-	return m
 }
 
 // Timeout is the connect and first-byte timeout.
@@ -136,8 +125,8 @@ func (s *Settings) Resolve(o Overrides, getenv func(string) string) (Target, err
 		t.AdHoc = true
 	}
 	if o.API != "" {
-		if !slices.Contains(apis(), o.API) {
-			return Target{}, fmt.Errorf("resolve provider: --api must be one of %s, got %q", strings.Join(apis(), ", "), o.API)
+		if _, ok := apis.Lookup(o.API); !ok {
+			return Target{}, fmt.Errorf("resolve provider: --api must be one of %s, got %q", strings.Join(apis.Names(), ", "), o.API)
 		}
 		p.API = o.API
 	}
@@ -177,11 +166,6 @@ func KeyOrder() []string { return builtinOrder() }
 
 func builtinOrder() []string {
 	return []string{"anthropic", "openai", "google", "openrouter", "groq"}
-}
-
-// apis lists the values of providers.<name>.api.
-func apis() []string {
-	return []string{APIOpenAICompletions, APIOpenAIResponses, APIAnthropicMessages, APIGoogle, APISim}
 }
 
 // ParseModelRef splits a "provider/model" reference at its first slash; the

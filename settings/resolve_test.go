@@ -53,8 +53,10 @@ func TestDefaultPolicyIsRetryDefault(t *testing.T) {
 	if !s.RetryPolicy("openai").BeforeOutput {
 		t.Error("retry.streaming beforeOutput is not the policy's BeforeOutput")
 	}
-	if m := s.MaxRetriesByProvider(); len(m) != 0 {
-		t.Errorf("the built-in providers set no maxRetries of their own, got %v", m)
+	for name, p := range s.Providers {
+		if p.MaxRetries != nil {
+			t.Errorf("built-in provider %s sets maxRetries %d of its own", name, *p.MaxRetries)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/invopop/jsonschema"
+	"github.com/rally-agent/rally/llm/apis"
 )
 
 var update = flag.Bool("update", false, "rewrite schema.json from the Go types")
@@ -32,6 +33,14 @@ func generateSchema(t *testing.T) []byte {
 	// so they cannot contain dots or brackets.
 	providers, _ := s.Properties.Get("providers")
 	providers.PropertyNames = &jsonschema.Schema{Pattern: providerName}
+	// providers.<name>.api takes the registry's APIs, described by it.
+	api, _ := s.Definitions["Provider"].Properties.Get("api")
+	var docs []string
+	for _, d := range apis.All() {
+		api.Enum = append(api.Enum, d.Name)
+		docs = append(docs, d.Name+" ("+d.Doc+")")
+	}
+	api.Description = "Wire API: " + strings.Join(docs, ", ") + "."
 	var b bytes.Buffer
 	e := json.NewEncoder(&b)
 	e.SetEscapeHTML(false)

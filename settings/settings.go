@@ -17,23 +17,30 @@ package settings
 import (
 	"time"
 
+	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/anthropic"
+	"github.com/rally-agent/rally/llm/gemini"
+	"github.com/rally-agent/rally/llm/openai"
+	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/retry"
+	"github.com/rally-agent/rally/session"
 )
 
 //go:generate go test -run TestSchemaUpToDate -update
 
 // Defaults. Each one is also written into the schema as its "default"
 // (the struct tags below repeat them, and TestSchemaDefaults holds the
-// two together). The retry and provider defaults are the library's own,
-// so rally's settings and a Go program's zero values agree.
+// two together). The retry, provider, agent and compaction defaults are
+// the library's own constants, so rally's settings and a Go program's
+// zero values agree by construction.
 const (
 	DefaultMaxRetries       = retry.DefaultMaxRetries
 	DefaultBaseDelayMs      = int(retry.DefaultBaseDelay / time.Millisecond)
 	DefaultMaxDelayMs       = int(retry.DefaultMaxDelay / time.Millisecond)
-	DefaultMaxTurns         = 50
-	DefaultThresholdPercent = 85
-	DefaultKeepRecentTokens = 20000
+	DefaultMaxTurns         = agent.DefaultMaxTurns
+	DefaultThresholdPercent = session.DefaultThresholdPercent
+	DefaultKeepRecentTokens = session.DefaultKeepRecentTokens
 	DefaultHookTimeoutMs    = 5000
 	// DefaultMaxOutputBytes and DefaultMaxOutputLines cap what one tool
 	// call returns to the model: enough for a long log or a whole source
@@ -67,14 +74,15 @@ const (
 	StreamBeforeOutput = "beforeOutput"
 )
 
-// API names of providers.<name>.api, the same as the pi coding agent's.
+// API names of providers.<name>.api, the same as the pi coding agent's
+// (package llm/apis lists them all, with what speaks each).
 const (
-	APIOpenAICompletions = "openai-completions"
-	APIOpenAIResponses   = "openai-responses"
-	APIAnthropicMessages = "anthropic-messages"
-	APIGoogle            = "google-generative-ai"
+	APIOpenAICompletions = llm.APIOpenAICompletions
+	APIOpenAIResponses   = llm.APIOpenAIResponses
+	APIAnthropicMessages = llm.APIAnthropicMessages
+	APIGoogle            = llm.APIGoogle
 	// APISim is the embedded offline model; only the sim provider uses it.
-	APISim = "sim"
+	APISim = llm.APISim
 )
 
 // Sim is the name of the always-present offline provider, and of its model.
@@ -152,7 +160,9 @@ type Compaction struct {
 // IdleTimeoutMs and MaxEventBytes are never 0; in a hand-built Provider 0
 // means their default.
 type Provider struct {
-	API       string  `json:"api,omitempty" jsonschema:"enum=openai-completions,enum=openai-responses,enum=anthropic-messages,enum=google-generative-ai,enum=sim" jsonschema_description:"Wire API: openai-completions (Chat Completions and OpenAI-compatible servers), openai-responses, anthropic-messages, google-generative-ai, or sim."`
+	// API's enum and description in the schema are the registry's
+	// (llm/apis), written in by the schema's generator.
+	API       string  `json:"api,omitempty"`
 	BaseURL   string  `json:"baseUrl,omitempty" jsonschema_description:"Base URL of the API, e.g. https://api.openai.com/v1."`
 	APIKeyEnv string  `json:"apiKeyEnv,omitempty" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_description:"Name of the environment variable holding the API key (the key itself never goes in this file). RALLY_API_KEY, when set, wins."`
 	Models    []Model `json:"models,omitempty" jsonschema_description:"Models offered by this provider, first one the default."`
@@ -229,17 +239,31 @@ func Builtin() map[string]Provider {
 	p := func(api, url, env string) Provider {
 		return Provider{API: api, BaseURL: url, APIKeyEnv: env, TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes}
 	}
-	sim := p(APISim, "", "")
-	sim.Models = []Model{{ID: Sim, Name: "rally sim (offline)"}}
+	// A vendor's own API root is its client's default (llm.APIDef), and an
+	// OpenAI-compatible service's is its models' in the catalog: each is
+	// written once, there.
+	own := func(d llm.APIDef, env string) Provider { return p(d.Name, d.DefaultBaseURL, env) }
+	offline := own(sim.API, "")
+	offline.Models = []Model{{ID: Sim, Name: "rally sim (offline)"}}
 	return map[string]Provider{
-		"openai":     p(APIOpenAICompletions, "https://api.openai.com/v1", "OPENAI_API_KEY"),
-		"anthropic":  p(APIAnthropicMessages, "https://api.anthropic.com", "ANTHROPIC_API_KEY"),
-		"google":     p(APIGoogle, "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY"),
-		"openrouter": p(APIOpenAICompletions, "https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
-		"groq":       p(APIOpenAICompletions, "https://api.groq.com/openai/v1", "GROQ_API_KEY"),
+		"openai":     own(openai.CompletionsAPI, "OPENAI_API_KEY"),
+		"anthropic":  own(anthropic.API, "ANTHROPIC_API_KEY"),
+		"google":     own(gemini.API, "GEMINI_API_KEY"),
+		"openrouter": p(APIOpenAICompletions, catalogURL("openrouter"), "OPENROUTER_API_KEY"),
+		"groq":       p(APIOpenAICompletions, catalogURL("groq"), "GROQ_API_KEY"),
 		"local":      p(APIOpenAICompletions, "http://127.0.0.1:8080/v1", ""),
-		Sim:          sim,
+		Sim:          offline,
 	}
+}
+
+// catalogURL is the base URL the catalog's models of provider are served at.
+func catalogURL(provider string) string {
+	for _, m := range llm.Catalog() {
+		if m.Provider == provider && m.BaseURL != "" {
+			return m.BaseURL
+		}
+	}
+	return ""
 }
 
 // normalize fills the defaults that live inside maps and arrays, which the

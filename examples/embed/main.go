@@ -50,7 +50,7 @@ func main() {
 		Provider: &flaky{Provider: &sim.Model{}},
 		Model:    sim.Info(),
 		Tools:    []tool.Tool{clock},
-		Retry:    &pol,
+		Retry:    pol.For,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

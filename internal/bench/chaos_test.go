@@ -222,7 +222,7 @@ func runChaos(t *testing.T, cfg chaosConfig) (succeeded, failed int, outcomes ma
 			t.Fatal(err)
 		}
 		c.sess, err = session.New(session.Config{Provider: target.Provider, Model: target.Model, Ref: target.Ref,
-			Tools: []tool.Tool{counted.tool()}, Retry: &pol, Switcher: rot, Store: c.journal, MaxTurns: 6})
+			Tools: []tool.Tool{counted.tool()}, Retry: pol.For, Switcher: rot, Store: c.journal, MaxTurns: 6})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,7 +24,7 @@ func fakeConfig(baseURL string, client *http.Client, pol retry.Policy) session.C
 	return session.Config{
 		Provider: &openai.Completions{ClientOptions: llm.ClientOptions{BaseURL: baseURL + "/v1", HTTP: client}},
 		Model:    llm.Model{ID: fakeModel, Name: fakeModel, API: llm.APIOpenAICompletions, Provider: "fake", ContextWindow: 1 << 20, MaxTokens: 1 << 14},
-		Retry:    &pol,
+		Retry:    pol.For,
 	}
 }
 

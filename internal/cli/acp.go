@@ -14,7 +14,6 @@ import (
 	"github.com/rally-agent/rally/internal/acp"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/session/journal"
-	"github.com/rally-agent/rally/settings"
 	"github.com/spf13/cobra"
 )
 
@@ -29,11 +28,12 @@ func runACP(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), stopSignals()...)
 	defer stop()
 	quiet := streams{in: strings.NewReader(""), out: io.Discard, err: s.err}
-	st, err := loadSettings(quiet)
+	rc, err := newRunConfig(quiet, f)
 	if err != nil {
 		return err
 	}
-	home := settings.Home(userHome(), os.Getenv)
+	defer rc.close()
+	st, home := rc.st, rc.home
 	log, closeLog := newLogger(home, s.err, f.verbose)
 	defer closeLog()
 	hooks := startHooks(st, home, log, s.err)
@@ -51,7 +51,7 @@ func runACP(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 			}
 			rf.file = path
 		}
-		env, err := newRunEnv(ctx, quiet, &rf)
+		env, err := newRunEnv(ctx, quiet, &rf, rc)
 		if err != nil {
 			return nil, nil, err
 		}

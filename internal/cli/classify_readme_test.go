@@ -4,6 +4,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/rally-agent/rally/internal/mdfence"
 )
 
 // readmeClassifyExample is one `echo '<json>' | go run ./cmd/rally classify`
@@ -34,8 +36,7 @@ func readmeClassifyExamples(t *testing.T) []readmeClassifyExample {
 		section = section[:end+2]
 	}
 	var out []readmeClassifyExample
-	for _, block := range strings.Split(section, "```sh\n")[1:] {
-		block, _, _ = strings.Cut(block, "```")
+	for _, block := range mdfence.Texts(section, "sh") {
 		if !strings.Contains(block, "rally classify") || strings.Contains(block, "--unclassified") {
 			continue // --unclassified reads no input: TestReadmeUnclassified
 		}

@@ -28,7 +28,12 @@ Without --session it compacts the latest session of this directory.`,
 			ctx, stop := withStopSignals(cmd.Context())
 			defer stop()
 			defer func() { err = interrupted(ctx, err) }()
-			env, err := newRunEnv(ctx, s, &f)
+			rc, err := newRunConfig(s, &f)
+			if err != nil {
+				return err
+			}
+			defer rc.close()
+			env, err := newRunEnv(ctx, s, &f, rc)
 			if err != nil {
 				return err
 			}

@@ -9,34 +9,11 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rally-agent/rally/internal/mdfence"
 )
 
 var updateDocs = flag.Bool("update-docs", false, "rewrite the shown output in docs/fake-llm.md from what the fake LLM answers")
-
-// mdBlock is one fenced block of a Markdown file: its language and its
-// lines, first and last (0-based, the fences excluded).
-type mdBlock struct {
-	lang        string
-	text        string
-	first, last int
-}
-
-func mdBlocks(lines []string) []mdBlock {
-	var bs []mdBlock
-	var cur *mdBlock
-	for i, l := range lines {
-		switch {
-		case cur == nil && strings.HasPrefix(l, "```"):
-			cur = &mdBlock{lang: strings.TrimPrefix(l, "```"), first: i + 1}
-		case cur != nil && l == "```":
-			cur.last = i - 1
-			cur.text = strings.Join(lines[cur.first:i], "\n")
-			bs = append(bs, *cur)
-			cur = nil
-		}
-	}
-	return bs
-}
 
 // shellSplit splits a command the way sh would for the quoting the docs
 // use: single and double quotes, and backslash-newline continuations.
@@ -152,20 +129,21 @@ func TestFakeLLMDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(data), "\n")
-	blocks := mdBlocks(lines)
+	blocks := mdfence.Blocks(string(data))
 	base, stop := "", func() error { return nil }
 	defer func() { stop() }()
 	ran := 0
 	type edit struct {
-		b   mdBlock
+		b   mdfence.Block
 		out string
 	}
 	var edits []edit
 	for i, b := range blocks {
-		if b.lang != "sh" {
+		if b.Lang != "sh" {
 			continue
 		}
-		cmd := strings.TrimSpace(strings.Split(b.text, "# ")[0])
+		first := b.Open + 1
+		cmd := strings.TrimSpace(strings.Split(b.Text(), "# ")[0])
 		switch {
 		case strings.HasPrefix(cmd, "rally fake-llm "):
 			args, err := shellSplit(strings.TrimPrefix(cmd, "rally fake-llm "))
@@ -186,10 +164,10 @@ func TestFakeLLMDocs(t *testing.T) {
 			base, _, stop = startFakeLLM(t, args...)
 		case strings.HasPrefix(cmd, "curl "):
 			if base == "" {
-				t.Fatalf("%s:%d: a curl example before any rally fake-llm --listen 127.0.0.1:8080", path, b.first)
+				t.Fatalf("%s:%d: a curl example before any rally fake-llm --listen 127.0.0.1:8080", path, first)
 			}
 			if i+1 >= len(blocks) {
-				t.Fatalf("%s:%d: no output shown after the example", path, b.first)
+				t.Fatalf("%s:%d: no output shown after the example", path, first)
 			}
 			args, err := shellSplit(strings.TrimPrefix(cmd, "curl "))
 			if err != nil {
@@ -203,8 +181,8 @@ func TestFakeLLMDocs(t *testing.T) {
 				continue
 			}
 			norm := func(s string) string { return timestamps.ReplaceAllString(s, "${1}0") }
-			if norm(got) != norm(want.text) {
-				t.Errorf("%s:%d: curl %s\nprinted:\n%s\nthe docs show:\n%s", path, b.first+1, strings.Join(args, " "), got, want.text)
+			if shown := strings.Join(want.Lines, "\n"); norm(got) != norm(shown) {
+				t.Errorf("%s:%d: curl %s\nprinted:\n%s\nthe docs show:\n%s", path, first+1, strings.Join(args, " "), got, shown)
 			}
 		}
 	}
@@ -214,7 +192,7 @@ func TestFakeLLMDocs(t *testing.T) {
 	if *updateDocs {
 		for k := len(edits) - 1; k >= 0; k-- {
 			e := edits[k]
-			lines = append(lines[:e.b.first], append(strings.Split(e.out, "\n"), lines[e.b.last+1:]...)...)
+			lines = append(lines[:e.b.Open+1], append(strings.Split(e.out, "\n"), lines[e.b.Open+1+len(e.b.Lines):]...)...)
 		}
 		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 			t.Fatal(err)

@@ -157,12 +157,18 @@ func TestFleetCooldownAcrossMachines(t *testing.T) {
 func fleetSessions(n, prompts int, args []string) int {
 	f := runFlags{print: true, noSession: true, provider: "acme", api: "openai-completions", model: "m", baseURL: args[0]}
 	s := streams{in: strings.NewReader(""), out: io.Discard, err: os.Stderr}
+	rc, err := newRunConfig(s, &f)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer rc.close()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	done := 0
 	for range n {
 		wg.Go(func() {
-			env, err := newRunEnv(context.Background(), s, &f)
+			env, err := newRunEnv(context.Background(), s, &f, rc)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rally-agent/rally/internal/mdfence"
 )
 
 // readmeSection returns the README's "## title" section.
@@ -29,15 +31,6 @@ func readmeSection(t *testing.T, title string) string {
 		s = s[:j+4]
 	}
 	return s
-}
-
-// fenced returns the bodies of the section's ```lang blocks.
-func fenced(section, lang string) []string {
-	var out []string
-	for _, m := range regexp.MustCompile("(?s)```"+lang+"\n(.*?)```").FindAllStringSubmatch(section, -1) {
-		out = append(out, m[1])
-	}
-	return out
 }
 
 // normalize blanks what differs from run to run: durations, session ids,
@@ -66,7 +59,7 @@ func TestREADMEHooks(t *testing.T) {
 	isolate(t)
 	for name, b := range scripts {
 		found := false
-		for _, block := range fenced(sec, "sh") {
+		for _, block := range mdfence.Texts(sec, "sh") {
 			found = found || block == string(b)
 		}
 		if !found {
@@ -80,7 +73,7 @@ func TestREADMEHooks(t *testing.T) {
 	os.WriteFile(filepath.Join(bin, "notify-send"), []byte("#!/bin/sh\nprintf '%s|' \"$@\" >> "+notified+"\necho >> "+notified+"\n"), 0o755)
 	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
 
-	settingsBlocks := fenced(sec, "json")
+	settingsBlocks := mdfence.Texts(sec, "json")
 	if len(settingsBlocks) != 2 {
 		t.Fatalf("%d json blocks in the Hooks section, want 2", len(settingsBlocks))
 	}
@@ -93,7 +86,7 @@ func TestREADMEHooks(t *testing.T) {
 	}
 
 	var demo string
-	for _, block := range fenced(sec, "sh") {
+	for _, block := range mdfence.Texts(sec, "sh") {
 		if strings.HasPrefix(block, "go run ./cmd/rally ") {
 			demo = block
 		}

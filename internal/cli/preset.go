@@ -7,7 +7,6 @@ import (
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/session/journal"
-	"github.com/rally-agent/rally/settings"
 )
 
 // presetWindow is the context window of the overflow demo's model: small
@@ -20,20 +19,6 @@ const presetWindow = 4096
 // request size: the seeded conversation fits by rally's own estimate, and
 // a made-up size would teach rally a scale no compaction of it could meet.
 var presetOverflow = fmt.Sprintf(`{"error":{"message":"This model's maximum context length is %d tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, presetWindow)
-
-// presetTarget fits a --preset demo's target to its preset. The overflow
-// demo's window is written into the target's model list rather than onto
-// one llm.Model, so that every path that describes the model from the
-// target (the credential rotation, set_model) carries the same window.
-func presetTarget(name string, t *settings.Target) {
-	switch name {
-	case "stall":
-		// The demo should not take the default 60 s to notice the stall.
-		t.Config.IdleTimeoutMs = 2000
-	case "overflow":
-		t.Config.Models = append([]settings.Model{{ID: t.Model, ContextWindow: presetWindow}}, t.Config.Models...)
-	}
-}
 
 // seedPreset starts a new session of a --preset demo from the preset's
 // conversation (llmtest.History), so that the overflow demo has something

@@ -4,10 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/anthropic"
-	"github.com/rally-agent/rally/llm/gemini"
-	"github.com/rally-agent/rally/llm/openai"
-	"github.com/rally-agent/rally/llm/sim"
+	"github.com/rally-agent/rally/llm/apis"
 	"github.com/rally-agent/rally/settings"
 )
 
@@ -63,17 +60,8 @@ func providerFor(t settings.Target, key string) (llm.Provider, error) {
 		BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider,
 		Timeout: t.Config.Timeout(), IdleTimeout: t.Config.IdleTimeout(), MaxEventBytes: t.Config.MaxEventBytes,
 	}
-	switch t.Config.API {
-	case settings.APISim:
-		return &sim.Model{}, nil
-	case settings.APIOpenAICompletions:
-		return &openai.Completions{ClientOptions: o}, nil
-	case settings.APIOpenAIResponses:
-		return &openai.Responses{ClientOptions: o}, nil
-	case settings.APIAnthropicMessages:
-		return &anthropic.Client{ClientOptions: o}, nil
-	case settings.APIGoogle:
-		return &gemini.Client{ClientOptions: o}, nil
+	if d, ok := apis.Lookup(t.Config.API); ok {
+		return d.New(o), nil
 	}
 	return nil, fmt.Errorf("provider %q: unknown api %q", t.Provider, t.Config.API)
 }

@@ -44,6 +44,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rally-agent/rally/internal/mdfence"
 )
 
 type readmeCommand struct {
@@ -69,14 +71,18 @@ var (
 // readmeBlocks reads the marked blocks of a README.
 func readmeBlocks(t *testing.T, doc string) []readmeBlock {
 	t.Helper()
-	lines := strings.Split(doc, "\n")
+	fences := map[int]mdfence.Block{} // by the line of the opening fence
+	for _, fb := range mdfence.Blocks(doc) {
+		fences[fb.Open] = fb
+	}
 	var blocks []readmeBlock
-	for i := 0; i < len(lines); i++ {
-		m := readmeMarker.FindStringSubmatch(strings.TrimSpace(lines[i]))
+	for i, l := range strings.Split(doc, "\n") {
+		m := readmeMarker.FindStringSubmatch(strings.TrimSpace(l))
 		if m == nil {
 			continue
 		}
-		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```") {
+		fb, ok := fences[i+1]
+		if !ok {
 			t.Fatalf("README:%d: a readme-run marker must come right before a fenced block", i+1)
 		}
 		b := readmeBlock{line: i + 3}
@@ -86,11 +92,7 @@ func readmeBlocks(t *testing.T, doc string) []readmeBlock {
 		case "env":
 			b.env = strings.Fields(m[2])
 		}
-		var body []string
-		for i += 2; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
-			body = append(body, lines[i])
-		}
-		b.cmds = parseBlock(t, b.line, body)
+		b.cmds = parseBlock(t, b.line, fb.Lines)
 		if len(b.cmds) == 0 {
 			t.Fatalf("README:%d: a marked block without a command", b.line)
 		}

@@ -200,7 +200,7 @@ func sessionAt(t *testing.T, home string, o settings.Overrides, now func() time.
 		t.Fatal(err)
 	}
 	pol := st.RetryPolicy(target.Provider)
-	cfg := session.Config{Model: model, Retry: &pol}
+	cfg := session.Config{Model: model, Retry: pol.For}
 	var logs bytes.Buffer
 	a := authRun{home: home, st: st, target: target, getenv: os.Getenv, now: now, log: slog.New(slog.NewTextHandler(&logs, nil)), stderr: io.Discard}
 	if _, err := useAuth(t.Context(), &cfg, a); err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -41,7 +40,12 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	f.confirm = func(ctx context.Context, name string, args json.RawMessage) (bool, error) {
 		return dialogs.Confirm(ctx, "Allow "+name+"?", name+" "+string(args))
 	}
-	b, err := newRPCBackend(ctx, s, *f)
+	rc, err := newRunConfig(s, f)
+	if err != nil {
+		return err
+	}
+	defer rc.close()
+	b, err := newRPCBackend(ctx, s, *f, rc)
 	if err != nil {
 		return err
 	}
@@ -78,9 +82,8 @@ type rpcBackend struct {
 	f    runFlags
 	home string
 	log  *slog.Logger
-	// conf is loaded on first use: the first get_state should not wait for
-	// a second read of the settings files.
-	conf func() (rpcConf, error)
+	// rc is what every session of the process is built from.
+	rc *runConfig
 
 	mu       sync.Mutex
 	env      *runEnv
@@ -89,30 +92,15 @@ type rpcBackend struct {
 	hooks    *hookRun // follows new_session
 }
 
-// rpcConf is the settings and the run's own provider (flags applied).
-type rpcConf struct {
-	st     *settings.Settings
-	target settings.Target
-}
-
-func newRPCBackend(ctx context.Context, s streams, f runFlags) (*rpcBackend, error) {
-	env, err := newRunEnv(ctx, s, &f)
+// newRPCBackend builds the first session from rc; the backend uses rc
+// for the later ones, and close does not stop rc (its caller does).
+func newRPCBackend(ctx context.Context, s streams, f runFlags, rc *runConfig) (*rpcBackend, error) {
+	env, err := newRunEnv(ctx, s, &f, rc)
 	if err != nil {
 		return nil, err
 	}
-	home := settings.Home(userHome(), os.Getenv)
-	log, closeLog := newLogger(home, s.err, f.verbose)
-	b := &rpcBackend{s: s, f: f, home: home, log: log, env: env, closeLog: closeLog}
-	b.conf = sync.OnceValues(func() (rpcConf, error) {
-		// newRunEnv printed the settings warnings already.
-		st, err := loadSettings(streams{in: s.in, out: io.Discard, err: io.Discard})
-		if err != nil {
-			return rpcConf{}, err
-		}
-		t, err := st.Resolve(settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}, os.Getenv)
-		return rpcConf{st: st, target: t}, err
-	})
-	return b, nil
+	log, closeLog := newLogger(rc.home, s.err, f.verbose)
+	return &rpcBackend{s: s, f: f, home: rc.home, log: log, env: env, closeLog: closeLog, rc: rc}, nil
 }
 
 func (b *rpcBackend) current() *runEnv {
@@ -158,7 +146,7 @@ func (b *rpcBackend) openSession(ctx context.Context, path string) (*session.Ses
 
 // swap replaces the session with one built from f and closes the old one.
 func (b *rpcBackend) swap(ctx context.Context, f runFlags) (*session.Session, error) {
-	env, err := newRunEnv(ctx, b.s, &f)
+	env, err := newRunEnv(ctx, b.s, &f, b.rc)
 	if err != nil {
 		return nil, err
 	}
@@ -179,11 +167,7 @@ func (b *rpcBackend) swap(ctx context.Context, f runFlags) (*session.Session, er
 // catalog and the settings.
 func (b *rpcBackend) models() []llm.Model {
 	out := []llm.Model{b.current().sess.State().Model}
-	conf, err := b.conf()
-	if err != nil {
-		b.log.Warn("rpc: get_available_models: settings", "err", err)
-		return out
-	}
+	conf := b.rc
 	seen := map[string]bool{out[0].Provider + "/" + out[0].ID: true}
 	file, err := auth.Load(auth.Path(b.home))
 	if err != nil {
@@ -234,12 +218,10 @@ func (b *rpcBackend) connect(ctx context.Context, m llm.Model) (llm.Target, erro
 	if rot := b.current().rot; rot != nil {
 		return rot.Start(ctx, m.Provider, m.ID)
 	}
-	conf, err := b.conf()
-	if err != nil {
-		return llm.Target{}, err
-	}
+	conf := b.rc
 	t := conf.target
 	if m.Provider != t.Provider {
+		var err error
 		if t, err = conf.st.Resolve(settings.Overrides{Provider: m.Provider}, os.Getenv); err != nil {
 			return llm.Target{}, err
 		}

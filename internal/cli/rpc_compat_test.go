@@ -20,29 +20,7 @@ import (
 // folder PI_CODING_AGENT_DIR names (.ci/run installs it). Without them
 // it is skipped, except in CI (CI=true), where that is a failure.
 func TestPiRpcClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	pkg := os.Getenv("PI_CODING_AGENT_DIR")
-	missing := ""
-	switch {
-	case err != nil:
-		missing = "node is not installed"
-	case pkg == "":
-		missing = "PI_CODING_AGENT_DIR is not set"
-	default:
-		if _, err := os.Stat(filepath.Join(pkg, "dist", "modes", "rpc", "rpc-client.js")); err != nil {
-			missing = "no RpcClient in PI_CODING_AGENT_DIR: " + err.Error()
-		}
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the pi compatibility test cannot run in CI: %s (see .ci/run)", missing)
-		}
-		t.Skipf("%s; install it with: npm install --prefix /tmp/pi @mariozechner/pi-coding-agent@0.73.1 and set PI_CODING_AGENT_DIR=/tmp/pi/node_modules/@mariozechner/pi-coding-agent", missing)
-	}
-	testdata, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
+	node, testdata := piNode(t, "modes/rpc/rpc-client.js")
 	isolate(t)
 	project := func(baseDelayMs string) string {
 		dir := t.TempDir()

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rally-agent/rally/internal/mdfence"
 )
 
 // constStrings returns the string constants of a Go file whose names
@@ -57,11 +59,11 @@ func TestRPCDocs(t *testing.T) {
 	}
 	doc := string(data)
 	var lines []string
-	for _, b := range mdBlocks(strings.Split(doc, "\n")) {
-		if b.lang != "json" {
+	for _, b := range mdfence.Blocks(doc) {
+		if b.Lang != "json" {
 			continue
 		}
-		for _, l := range strings.Split(b.text, "\n") {
+		for _, l := range b.Lines {
 			lines = append(lines, l)
 			if !strings.Contains(l, "…") && !json.Valid([]byte(l)) {
 				t.Errorf("%s: example line is not JSON: %s", path, l)

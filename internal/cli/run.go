@@ -18,6 +18,7 @@ import (
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/apis"
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session"
@@ -68,7 +69,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.mode, "mode", "text", "output mode: text, json (every event as a JSON line), rpc (pi's JSON-lines protocol on stdin/stdout) or acp (Agent Client Protocol, for editors)")
 	fl.StringVar(&f.provider, "provider", "", "provider name from settings (openai, anthropic, google, openrouter, groq, local, sim, …)")
 	fl.StringVar(&f.model, "model", "", "model id")
-	fl.StringVar(&f.api, "api", "", "wire API for this run: openai-completions, openai-responses, anthropic-messages, google-generative-ai")
+	fl.StringVar(&f.api, "api", "", "wire API for this run: "+strings.Join(apis.Networked(), ", "))
 	fl.StringVar(&f.baseURL, "base-url", "", "point this run at any server (e.g. http://127.0.0.1:8080/v1)")
 	fl.BoolVar(&f.noSession, "no-session", false, "do not save the session")
 	fl.StringVar(&f.sessionDir, "session-dir", "", "directory for session files (default $RALLY_HOME/sessions/<cwd>)")
@@ -158,7 +159,12 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 	defer stop()
 	defer func() { err = interrupted(ctx, err) }()
 
-	env, err := newRunEnv(ctx, s, f)
+	rc, err := newRunConfig(s, f)
+	if err != nil {
+		return err
+	}
+	defer rc.close()
+	env, err := newRunEnv(ctx, s, f, rc)
 	if err != nil {
 		return err
 	}
@@ -235,31 +241,12 @@ func (e *runEnv) close() {
 	}
 }
 
-func newRunEnv(ctx context.Context, s streams, f *runFlags) (*runEnv, error) {
-	st, err := loadSettings(s)
-	if err != nil {
-		return nil, err
-	}
+// newRunEnv builds one session of the process from rc for the flags
+// (--continue, --session…), which may differ from run to run (new_session
+// starts a fresh file); what they choose in rc is the same for all.
+func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*runEnv, error) {
+	st, target, model, home := rc.st, rc.target, rc.model, rc.home
 	env := &runEnv{st: st}
-	o := settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}
-	if f.preset != "" {
-		url, stop, err := startPreset(f.preset)
-		if err != nil {
-			return nil, err
-		}
-		env.closers = append(env.closers, stop)
-		o = settings.Overrides{Provider: "fake-llm", Model: "fake-model", API: settings.APIOpenAICompletions, BaseURL: url}
-	}
-	target, err := resolveTarget(st, o)
-	if err != nil {
-		return nil, err
-	}
-	presetTarget(f.preset, &target)
-	model, err := modelFor(target)
-	if err != nil {
-		return nil, &exitError{2, err}
-	}
-	home := settings.Home(userHome(), os.Getenv)
 	logger, closeLog := newLogger(home, s.err, f.verbose)
 	env.closers = append(env.closers, closeLog)
 	env.home, env.log = home, logger
@@ -268,7 +255,6 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags) (*runEnv, error) {
 	if cwd == "" {
 		cwd, _ = os.Getwd()
 	}
-	pol := st.RetryPolicy("") // each provider's own maxRetries: ProviderMaxRetries
 	maxTurns := st.Agent.MaxTurns
 	if f.maxTurns > 0 {
 		maxTurns = f.maxTurns
@@ -288,14 +274,13 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags) (*runEnv, error) {
 		builtin = tool.Confirm(builtin, st.Tools.Confirm, f.confirm)
 	}
 	cfg := session.Config{
-		Model:              model,
-		System:             system,
-		Thinking:           f.prompt.thinking,
-		Tools:              builtin,
-		MaxTurns:           maxTurns,
-		Retry:              &pol,
-		ProviderMaxRetries: st.MaxRetriesByProvider(),
-		Log:                logger,
+		Model:    model,
+		System:   system,
+		Thinking: f.prompt.thinking,
+		Tools:    builtin,
+		MaxTurns: maxTurns,
+		Retry:    st.RetryPolicy, // each provider's own maxRetries, after a switch too
+		Log:      logger,
 		Compaction: session.CompactionConfig{
 			ThresholdPercent: st.Compaction.ThresholdPercent,
 			KeepRecentTokens: st.Compaction.KeepRecentTokens,
@@ -313,7 +298,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags) (*runEnv, error) {
 		env.fleet = fl
 		env.closers = append(env.closers, func() { fl.Close() })
 	}
-	if f.preset == "" { // a demo's fake model teaches nothing worth keeping
+	if rc.preset == nil { // a demo's fake model teaches nothing worth keeping
 		cfg.Windows = learnedWindows(home, fl)
 		cfg.Unclassified = unclassifiedLog(home, st)
 	}

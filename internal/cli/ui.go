@@ -25,18 +25,6 @@ func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	// Warnings are printed once, by newRunEnv below.
-	st, err := loadSettings(streams{in: s.in, out: io.Discard, err: io.Discard})
-	if err != nil {
-		return err
-	}
-	conf := tui.NewConfirmer(st.Tools.Confirm)
-	uf := *f
-	uf.tools, uf.ui = conf.Wrap, true
-	// What the run says on stderr while the UI runs goes to the UI and
-	// the log (uinotice.go). --verbose's copy of the log on stderr would
-	// flood the transcript: under the UI the log file has it.
-	uf.verbose = false
 	alerts := &tui.Alerts{}
 	defer func() {
 		// A UI that never started (a failed start) showed nothing.
@@ -46,9 +34,22 @@ func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
 	}()
 	log, closeLog := newLogger(rallyHome(), io.Discard, false)
 	defer closeLog()
+	// What the run says on stderr while the UI runs goes to the UI and
+	// the log (uinotice.go), the settings' warnings included.
 	us := s
 	us.err = &uiNotices{alerts: alerts, log: log, after: s.err}
-	b, err := newRPCBackend(ctx, us, uf)
+	rc, err := newRunConfig(us, f)
+	if err != nil {
+		return err
+	}
+	defer rc.close()
+	conf := tui.NewConfirmer(rc.st.Tools.Confirm)
+	uf := *f
+	uf.tools, uf.ui = conf.Wrap, true
+	// --verbose's copy of the log on stderr would flood the transcript:
+	// under the UI the log file has it.
+	uf.verbose = false
+	b, err := newRPCBackend(ctx, us, uf, rc)
 	if err != nil {
 		return err
 	}
@@ -151,10 +152,7 @@ func (h uiHost) Settings() []string {
 			lines = append(lines, fmt.Sprintf("Settings file %s (%s)", l.Path, state))
 		}
 	}
-	conf, err := h.b.conf()
-	if err != nil {
-		return append(lines, "settings: "+err.Error())
-	}
+	conf := h.b.rc
 	r := conf.st.Retry
 	pol := conf.st.RetryPolicy(conf.target.Provider)
 	lines = append(lines,

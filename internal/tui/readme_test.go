@@ -3,8 +3,10 @@ package tui
 import (
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
+
+	"github.com/rally-agent/rally/internal/mdfence"
 )
 
 // TestREADMECaptures checks that the screens shown in the README are the
@@ -21,16 +23,13 @@ func TestREADMECaptures(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			marker := "<!-- tui-capture: " + name + " -->\n```text\n"
-			_, rest, ok := strings.Cut(string(readme), marker)
-			if !ok {
-				t.Fatalf("README has no %q block", marker)
+			marker := "<!-- tui-capture: " + name + " -->"
+			blocks := mdfence.Blocks(string(readme))
+			i := slices.IndexFunc(blocks, func(b mdfence.Block) bool { return b.Before == marker && b.Lang == "text" })
+			if i < 0 {
+				t.Fatalf("README has no text block after %q", marker)
 			}
-			block, _, ok := strings.Cut(rest, "```\n")
-			if !ok {
-				t.Fatal("the block is not closed")
-			}
-			if block != string(want) {
+			if block := blocks[i].Text(); block != string(want) {
 				t.Errorf("README block %s differs from the capture:\n--- README\n%s--- capture\n%s", name, block, want)
 			}
 		})

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/rally-agent/rally/retry"
 )
 
 // Kinds of transcript entries.
@@ -31,13 +29,16 @@ type sessionInfo struct {
 	Messages   int    // message entries, retried ones not counted
 	Calls      int    // model calls: assistant messages, retried ones counted
 	Retries    int    // failed model calls that a retry replaced
-	Failed     int    // failed model calls that were not retried
+	Compacted  int    // context overflows handed to compaction
+	Cancelled  int    // failed model calls whose retry the user cancelled
+	Failed     int    // other failed model calls, not retried
 	Err        string // why the file could not be read, if it could not
 }
 
 // CallSummary counts the model calls and how they failed, in words
-// that match the timeline's red bars: every failed call is one, retried
-// or not. "3 model calls · 1 failed and retried · 1 failed, not retried".
+// that match the timeline's red bars: every failed call is one, however
+// it ended. "4 model calls · 1 failed and retried · 1 overflowed, handed
+// to compaction · 1 failed, not retried".
 func (s sessionInfo) CallSummary() string {
 	out := fmt.Sprintf("%d model calls", s.Calls)
 	if s.Calls == 1 {
@@ -46,10 +47,16 @@ func (s sessionInfo) CallSummary() string {
 	if s.Retries > 0 {
 		out += fmt.Sprintf(" · %d failed and retried", s.Retries)
 	}
+	if s.Compacted > 0 {
+		out += fmt.Sprintf(" · %d overflowed, handed to compaction", s.Compacted)
+	}
+	if s.Cancelled > 0 {
+		out += fmt.Sprintf(" · %d failed, retry cancelled", s.Cancelled)
+	}
 	if s.Failed > 0 {
 		out += fmt.Sprintf(" · %d failed, not retried", s.Failed)
 	}
-	if s.Retries == 0 && s.Failed == 0 && s.Calls > 0 {
+	if s.Retries+s.Compacted+s.Cancelled+s.Failed == 0 && s.Calls > 0 {
 		out += " · none failed"
 	}
 	return out
@@ -82,6 +89,17 @@ type entryView struct {
 	// Assistant messages.
 	Model, Provider, StopReason, Error string
 	TokensIn, TokensOut                int
+	// What rally decided about a failed or aborted call, as its file
+	// recorded it (Estimated: worked out on load for a file that did not):
+	// the retry it led to, the wait, the class, the policy's reason, a
+	// switch, and ChainEnd, how the retry chain ended here ("" while it
+	// goes on).
+	Decided, Estimated bool
+	Attempt            int
+	DelayMs            int64
+	Class, Reason      string
+	ChainEnd           string
+	SwitchedTo         string
 	// Tool results.
 	ToolName string
 	IsError  bool
@@ -93,6 +111,7 @@ type entryView struct {
 	// template reads fields rather than calling functions, which a page
 	// of 10,000 entries notices.
 	CSS, Who, When, Took, ErrClass       string
+	Badge, Outcome                       string // the transcript's badge; what became of a failed call
 	Compaction, ModelChange, Note, Abort bool
 }
 
@@ -143,15 +162,12 @@ func (e *entryView) prepare() {
 	}
 	if e.Failed() {
 		e.CSS += " failed"
-		// The class as rally gives it to a stored error message.
-		class := retry.Classify(retry.Failure{Provider: e.Provider, Body: e.Error}).Class
-		if e.Retried && !class.Retryable() {
-			// rally retried it, so it was transient when it happened: the
-			// stored text lost what said so (a Go error's type).
-			class = retry.Transient
+		e.ErrClass = e.Class
+		if e.ErrClass == "" {
+			e.ErrClass = "failed"
 		}
-		e.ErrClass = class.String()
 	}
+	e.Badge, e.Outcome = e.outcome()
 	e.Compaction, e.ModelChange, e.Note = e.Kind == kindCompaction, e.Kind == kindModelChange, e.Kind == kindNote
 	e.Abort = e.StopReason == "aborted"
 	for i := range e.Blocks {
@@ -162,6 +178,42 @@ func (e *entryView) prepare() {
 			b.Long = b.Lines > foldLines
 		}
 	}
+}
+
+// retriedCall reports a failed call that a retry replaced after a wait
+// (or a switch), as opposed to an overflow handed to compaction.
+func (e *entryView) retriedCall() bool { return e.Failed() && e.Retried && e.ChainEnd == "" }
+
+// outcome words what became of a failed or aborted call: the badge of its
+// transcript entry and the note of its line in the failure list.
+func (e *entryView) outcome() (badge, note string) {
+	est := ""
+	if e.Estimated {
+		est = "; estimated: the file does not record it"
+	}
+	switch {
+	case e.Kind != kindAssistant || !e.Decided:
+		return "", ""
+	case e.retriedCall():
+		note = fmt.Sprintf("retry %d after %s", e.Attempt, dur(time.Duration(e.DelayMs)*time.Millisecond))
+		if e.SwitchedTo != "" {
+			note += ", switched to " + e.SwitchedTo
+		}
+		return "failed, retried", note + est
+	case e.ChainEnd == "compaction":
+		return "overflow, compacted", "handed to compaction" + est
+	case e.ChainEnd == "cancelled" && e.Failed():
+		return "failed, retry cancelled", "retry cancelled" + est
+	case e.ChainEnd == "exhausted":
+		return "failed, retries exhausted", fmt.Sprintf("gave up after %d retries", e.Attempt) + est
+	case e.Failed():
+		note = "not retried"
+		if e.Reason != "" {
+			note += ": " + e.Reason
+		}
+		return "", note + est
+	}
+	return "", ""
 }
 
 // setCall says when a model call ended and how long it took; the
@@ -204,13 +256,19 @@ func (v *sessionView) summarize() {
 			}
 		}
 		switch {
-		case e.Retried:
+		case e.retriedCall():
 			v.Retries++
-			continue
-		case e.Failed():
+		case !e.Failed():
+		case e.ChainEnd == "compaction":
+			v.Compacted++
+		case e.ChainEnd == "cancelled":
+			v.Cancelled++
+		default:
 			v.Failed++
 		}
-		v.Messages++
+		if !e.Retried { // a retried entry is out of the context
+			v.Messages++
+		}
 	}
 }
 

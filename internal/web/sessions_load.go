@@ -75,6 +75,7 @@ func loadSession(dir, name string, keys []string) (*sessionView, error) {
 	if err != nil {
 		return nil, err
 	}
+	ld.EstimateDecisions() // an older file's failures still show, marked as guesses
 	v := &sessionView{Warnings: ld.Warnings}
 	v.Name, v.ID, v.Title = name, ld.ID, ld.Name
 	v.Entries = make([]entryView, 0, len(ld.Entries))
@@ -99,7 +100,7 @@ func (v *sessionView) redact(keys []string) {
 	}
 	for i := range v.Entries {
 		e := &v.Entries[i]
-		for _, f := range []*string{&e.Role, &e.Model, &e.Provider, &e.Error, &e.ToolName, &e.Text} {
+		for _, f := range []*string{&e.Role, &e.Model, &e.Provider, &e.Error, &e.ToolName, &e.Text, &e.Reason, &e.SwitchedTo} {
 			r(f)
 		}
 		for j := range e.Blocks {
@@ -112,6 +113,10 @@ func (v *sessionView) redact(keys []string) {
 // viewEntry converts one journal entry.
 func viewEntry(e *journal.Entry) entryView {
 	ev := entryView{ID: e.ID, Type: e.Type, End: e.Timestamp, Retried: e.Retried}
+	if d := e.Decision(); d != nil {
+		ev.Decided, ev.Estimated, ev.Attempt, ev.DelayMs = true, d.Estimated, d.Attempt, d.DelayMs
+		ev.Class, ev.Reason, ev.ChainEnd, ev.SwitchedTo = d.Class, d.Reason, string(d.End), d.SwitchedTo
+	}
 	switch e.Type {
 	case "message":
 		viewMessage(&ev, e.Message)

@@ -2,8 +2,6 @@ package web
 
 import (
 	"errors"
-
-	"github.com/rally-agent/rally/settings"
 	"io/fs"
 	"net/http"
 	"strconv"
@@ -77,14 +75,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "rally web: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	// The waits before retries are worked out with the retry settings in
-	// force (see drawTimeline); broken files mean the defaults.
-	st, _, err := settings.Load(s.cfg.Settings)
-	if err != nil {
-		st = settings.Default()
-	}
-	tl := drawTimeline(v, retryPlanner(st))
 	page, _ := strconv.Atoi(r.FormValue("page"))
 	pg := v.pageOf(page)
-	s.render(w, http.StatusOK, "session.html", &sessionData{Nav: "sessions", Session: v, Timeline: tl, Pager: pg})
+	s.render(w, http.StatusOK, "session.html", &sessionData{Nav: "sessions", Session: v, Timeline: drawTimeline(v), Pager: pg})
 }

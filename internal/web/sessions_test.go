@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/rally-agent/rally/settings"
 )
 
 func TestSessionsList(t *testing.T) {
@@ -67,7 +65,7 @@ func TestSessionTimeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl := drawTimeline(v, retryPlanner(settings.Default()))
+	tl := drawTimeline(v)
 	var failed []tlBar
 	var calls, tools int
 	for _, b := range tl.Bars {
@@ -86,7 +84,7 @@ func TestSessionTimeline(t *testing.T) {
 	if len(tl.Waits) != 2 || tl.Waits[0].Label != "wait 2.0s" || tl.Waits[1].Label != "wait 2.0s" {
 		t.Fatalf("waits %+v", tl.Waits)
 	}
-	if len(tl.Failures) != 2 || tl.Failures[0].Class != "transient" || !tl.Failures[0].Retried {
+	if len(tl.Failures) != 2 || tl.Failures[0].Class != "transient" || !strings.HasPrefix(tl.Failures[0].Outcome, "retry 1 after") {
 		t.Errorf("failures %+v", tl.Failures)
 	}
 	if len(tl.Marks) != 1 || !strings.Contains(tl.Marks[0].Label, "compaction") {
@@ -122,8 +120,10 @@ func TestSessionTimeline(t *testing.T) {
 	}
 }
 
-// The waits follow the retry settings: a longer base delay, a second
-// retry that waits twice as long, and a server's hint.
+// The waits are what the file recorded rally waited, whatever the
+// settings say now; a file that did not record them (older rally, pi)
+// gets the default policy's: a second retry waits twice as long, and a
+// server's hint is followed.
 func TestTimelineWaitsFollowSettings(t *testing.T) {
 	for _, tc := range []struct {
 		name, settings, errMsg string
@@ -131,7 +131,7 @@ func TestTimelineWaitsFollowSettings(t *testing.T) {
 		want                   []string
 	}{
 		{"defaults", ``, "503 overloaded", [2]int{2000, 4000}, []string{"wait 2.0s", "wait 4.0s"}},
-		{"base delay", `{"retry": {"baseDelayMs": 500}}`, "503 overloaded", [2]int{500, 1000}, []string{"wait 500ms", "wait 1.0s"}},
+		{"recorded", `{"retry": {"baseDelayMs": 9000}}`, "503 overloaded", [2]int{500, 1000}, []string{"wait 500ms", "wait 1.0s"}},
 		{"retries since lowered", `{"retry": {"maxRetries": 0}}`, "503 overloaded", [2]int{2000, 4000}, []string{"wait 2.0s", "wait 4.0s"}},
 		{"server hint", ``, "429 rate limit: Please try again in 7s", [2]int{7000, 7000}, []string{"wait 7.0s", "wait 7.0s"}},
 		{"text not retryable alone", ``, "stream idle for 30s", [2]int{2000, 4000}, []string{"wait 2.0s", "wait 4.0s"}},
@@ -149,7 +149,13 @@ func TestTimelineWaitsFollowSettings(t *testing.T) {
 			// wait was over; then success. The waits are not in the file.
 			w1 := 800 + tc.waits[0]
 			j.call(j.at(100), j.at(w1), "streamed a bit", tc.errMsg, true)
+			if tc.name == "recorded" {
+				j.decided(`{"attempt":1,"delayMs":500,"class":"transient"}`)
+			}
 			j.call(j.at(w1+100), j.at(w1+100+tc.waits[1]), "", tc.errMsg, true)
+			if tc.name == "recorded" {
+				j.decided(`{"attempt":2,"delayMs":1000,"class":"transient"}`)
+			}
 			j.call(j.at(w1+100+tc.waits[1]), j.at(w1+tc.waits[1]+900), "ok", "", false)
 			name := j.write(t, e.sessions)
 			_, page := e.get(t, "/sessions/"+name)

@@ -6,9 +6,7 @@ import (
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/rally-agent/rally/retry"
-	"github.com/rally-agent/rally/settings"
+	"unicode/utf8"
 )
 
 // The timeline is an SVG drawn on the server from a session's entries:
@@ -18,15 +16,26 @@ import (
 // idleBreak (the user reading or away) are cut to a fixed width with the
 // idle time written in, so a session spread over a day still shows where
 // its working time went.
+//
+// What happened to each failed call (its wait, its class, how its retry
+// chain ended) is what the session file recorded (journal.Decision), or,
+// for a file that did not record it, the estimate loading made, drawn as
+// such. The labels sit in rows of their own (compaction marks above the
+// waits, failure classes with the idle breaks under the calls); one that
+// would overlap another in its row is left out (its bar's tooltip and the
+// failure list still say it), and none is cut at the picture's edges.
 
 const (
 	tlWidth    = 1000.0
 	tlLeft     = 60.0 // room for the lane names
 	tlRight    = 30.0
-	tlCallY    = 34.0
-	tlToolY    = 70.0
+	tlMarkY    = 13.0 // baseline of the compaction labels
+	tlCallY    = 40.0
+	tlToolY    = 76.0
 	tlBarH     = 22.0
-	tlHeight   = 130.0
+	tlHeight   = 136.0
+	tlFont     = 11.0 // the labels' font size (style.css), 9 for breaks
+	tlBreakF   = 9.0
 	tlMinBar   = 1.5  // a call of a few milliseconds still shows
 	tlBreakW   = 28.0 // width of a cut idle stretch
 	idleBreak  = 10 * time.Second
@@ -38,14 +47,16 @@ type timeline struct {
 	CallY, ToolY  float64
 	BarH          float64
 	// Top and Bottom bound the lanes; AxisY is the baseline of the time
-	// labels, FailY of the failed calls' class labels.
-	Top, Bottom, AxisY, FailY float64
-	Bars                      []tlBar
-	Waits                     []tlWait
-	Breaks                    []tlBreak
-	Marks                     []tlMark
-	Ticks                     []tlTick
-	Failures                  []tlFailure // the failed calls, for the list under the picture
+	// labels, FailY of the failed calls' class labels, MarkY of the
+	// compaction labels, BreakY of the idle breaks'.
+	Top, Bottom, AxisY, FailY, MarkY, BreakY float64
+	Bars                                     []tlBar
+	Waits                                    []tlWait
+	Breaks                                   []tlBreak
+	Marks                                    []tlMark
+	Ticks                                    []tlTick
+	Failures                                 []tlFailure // the failed calls, for the list under the picture
+	Estimated                                bool        // some wait is an estimate
 }
 
 type tlBar struct {
@@ -63,11 +74,18 @@ type tlBar struct {
 type tlWait struct {
 	X, W  float64
 	Label string
+	Title string
+	// LabelX and Anchor place the label; Label is "" when it did not fit.
+	LabelX float64
+	Anchor string
+	CSS    string // wait, or wait estimated
 }
 
 type tlBreak struct {
-	X     float64
-	Label string
+	X      float64
+	Label  string
+	LabelX float64
+	Anchor string
 }
 
 type tlMark struct {
@@ -86,34 +104,16 @@ type tlTick struct {
 type tlFailure struct {
 	X                          float64 // where its bar starts
 	Anchor, Time, Class, Error string
-	Retried                    bool
-	item                       int // its bar's index in the layout
+	Outcome                    string // what became of it: retried, compacted, cancelled…
+	Estimated                  bool
+	// Label is its class under the bar, "" when it did not fit there.
+	Label  string
+	LabelX float64
+	item   int // its bar's index in the layout
 }
 
 // span is an interval of the session's time.
 type span struct{ from, to time.Time }
-
-// planner says how long rally waits before retry n of the failed call e.
-type planner func(e *entryView, n int) time.Duration
-
-// retryPlanner plans with the retry settings st, taking the longest wait
-// they allow (jitter at its top). It plans every retry: settings changed
-// since the session ran must not make a wait that happened disappear.
-func retryPlanner(st *settings.Settings) planner {
-	return func(e *entryView, n int) time.Duration {
-		pol := st.RetryPolicy(e.Provider)
-		pol.Disabled, pol.MaxRetries = false, max(pol.MaxRetries, n)
-		pol.Rand = func() float64 { return 1 }
-		f := retry.Failure{Provider: e.Provider, Body: e.Error}
-		class := retry.Classify(f).Class
-		if !class.Retryable() {
-			// Retried, so rally saw it as transient: the stored text lost
-			// what told it so (an idle timeout's Go error type).
-			class = retry.Transient
-		}
-		return pol.Decide(retry.Attempt{Class: class, N: n, Hint: retry.Hint(f, e.Start)}).Delay
-	}
-}
 
 // drawTimeline lays out the entries of v, and corrects the times their
 // transcript shows for the calls whose entries mislead (see setCall).
@@ -126,19 +126,19 @@ func retryPlanner(st *settings.Settings) planner {
 // time is the end of the wait: the wait began when the call failed, which
 // is the message's time for a failure before any output (whose call began
 // when the entry before it ended), and otherwise the entry time less the
-// delay plan gives.
-func drawTimeline(v *sessionView, plan planner) *timeline {
+// recorded (or estimated) delay.
+func drawTimeline(v *sessionView) *timeline {
 	tl := &timeline{Width: tlWidth, Height: tlHeight, CallY: tlCallY, ToolY: tlToolY, BarH: tlBarH,
-		Top: tlCallY - 18, Bottom: tlToolY + tlBarH, AxisY: tlToolY + tlBarH + 18, FailY: tlCallY + tlBarH + 11}
+		Top: tlCallY - 18, Bottom: tlToolY + tlBarH, AxisY: tlToolY + tlBarH + 18, FailY: tlCallY + tlBarH + 11,
+		MarkY: tlMarkY, BreakY: tlToolY - 6}
 	type item struct {
 		span
 		bar  *tlBar
-		wait bool
+		wait *entryView // the failed call whose retry waited
 	}
 	var items []item
 	var prevEnd time.Time     // when the entry before ended
 	var lastCallEnd time.Time // where a tool run starts
-	attempt := 0              // retries so far in the current chain
 	var compactions []time.Time
 	var compactLabels []string
 	for i := range v.Entries {
@@ -159,21 +159,26 @@ func drawTimeline(v *sessionView, plan planner) *timeline {
 				start = before
 			}
 			callEnd := end
-			if e.Retried {
-				attempt++
-				callEnd = end.Add(-plan(e, attempt))
+			switch {
+			case e.retriedCall():
+				// Written once its wait was over.
+				callEnd = end.Add(-time.Duration(e.DelayMs) * time.Millisecond)
 				if e.Start.After(callEnd) {
 					callEnd = e.Start
 				}
-				if callEnd.Before(start) {
-					callEnd = start
-				}
-				if callEnd.After(end) {
-					callEnd = end
-				}
-				items = append(items, item{span: span{callEnd, end}, wait: true})
-			} else {
-				attempt = 0
+			case e.Retried && len(e.Blocks) == 0:
+				// Handed to compaction (or refused) and written after it:
+				// a failure before any output carries the time it failed.
+				callEnd = e.Start
+			}
+			if callEnd.Before(start) {
+				callEnd = start
+			}
+			if callEnd.After(end) {
+				callEnd = end
+			}
+			if e.retriedCall() && callEnd.Before(end) {
+				items = append(items, item{span: span{callEnd, end}, wait: e})
 			}
 			e.setCall(start, callEnd)
 			took := dur(callEnd.Sub(start))
@@ -182,7 +187,11 @@ func drawTimeline(v *sessionView, plan planner) *timeline {
 			case e.Failed():
 				class = "call failed"
 				title = fmt.Sprintf("%s failed after %s: %s: %s", e.Model, took, e.ErrClass, e.Error)
-				tl.Failures = append(tl.Failures, tlFailure{Anchor: e.ID, Time: clock(callEnd), Class: e.ErrClass, Error: e.Error, Retried: e.Retried, item: len(items)})
+				if e.Outcome != "" {
+					title += " (" + e.Outcome + ")"
+				}
+				tl.Failures = append(tl.Failures, tlFailure{Anchor: e.ID, Time: clock(callEnd), Class: e.ErrClass, Error: e.Error,
+					Outcome: e.Outcome, Estimated: e.Estimated, item: len(items)})
 			case e.Abort:
 				class = "call aborted"
 				title = fmt.Sprintf("%s aborted after %s", e.Model, took)
@@ -204,8 +213,6 @@ func drawTimeline(v *sessionView, plan planner) *timeline {
 		case kindCompaction:
 			compactions = append(compactions, e.End)
 			compactLabels = append(compactLabels, fmt.Sprintf("compaction (%d tokens before)", e.TokensBefore))
-		case kindUser:
-			attempt = 0
 		}
 	}
 	for _, c := range compactions {
@@ -219,14 +226,35 @@ func drawTimeline(v *sessionView, plan planner) *timeline {
 		spans[i] = it.span
 	}
 	sc := newScale(spans)
-	for i := range tl.Failures {
-		tl.Failures[i].X = sc.x(items[tl.Failures[i].item].from)
+	tl.Breaks = sc.breaks
+	var under labelRow // the failures' classes and the breaks' idle times
+	for i := range tl.Breaks {
+		b := &tl.Breaks[i]
+		b.LabelX, b.Anchor, _ = under.place(b.X+tlBreakW/2, "middle", b.Label, tlBreakF)
 	}
+	for i := range tl.Failures {
+		f := &tl.Failures[i]
+		f.X = sc.x(items[f.item].from)
+		var ok bool
+		if f.LabelX, _, ok = under.place(f.X, "start", f.Class, tlFont); ok {
+			f.Label = f.Class
+		}
+	}
+	var waits labelRow
 	for _, it := range items {
 		x0, x1 := sc.x(it.from), sc.x(it.to)
 		switch {
-		case it.wait:
-			tl.Waits = append(tl.Waits, tlWait{X: x0, W: x1 - x0, Label: "wait " + dur(it.to.Sub(it.from))})
+		case it.wait != nil:
+			w := tlWait{X: x0, W: x1 - x0, CSS: "wait", Title: "wait " + dur(it.to.Sub(it.from)) + " before retry " + fmt.Sprint(it.wait.Attempt)}
+			if it.wait.Estimated {
+				tl.Estimated = true
+				w.CSS += " estimated"
+				w.Title += " (estimated: the session file does not record it)"
+			}
+			if x, anchor, ok := waits.place(x0+w.W/2, "middle", "wait "+dur(it.to.Sub(it.from)), tlFont); ok {
+				w.Label, w.LabelX, w.Anchor = "wait "+dur(it.to.Sub(it.from)), x, anchor
+			}
+			tl.Waits = append(tl.Waits, w)
 		case it.bar != nil:
 			b := *it.bar
 			b.X, b.W = x0, max(x1-x0, tlMinBar)
@@ -234,17 +262,53 @@ func drawTimeline(v *sessionView, plan planner) *timeline {
 			tl.Bars = append(tl.Bars, b)
 		}
 	}
+	var marks labelRow
 	for i, c := range compactions {
-		m := tlMark{X: sc.x(c), Label: compactLabels[i], Anchor: "start"}
-		m.LabelX = m.X + 3
+		m := tlMark{X: sc.x(c), Anchor: "start"}
+		want, wantX := "start", m.X+3
 		if m.X > tlWidth/2 {
-			m.Anchor, m.LabelX = "end", m.X-3
+			want, wantX = "end", m.X-3
+		}
+		var ok bool
+		if m.LabelX, m.Anchor, ok = marks.place(wantX, want, compactLabels[i], tlFont); ok {
+			m.Label = compactLabels[i]
 		}
 		tl.Marks = append(tl.Marks, m)
 	}
-	tl.Breaks = sc.breaks
 	tl.Ticks = sc.ticks()
 	return tl
+}
+
+// labelRow places the labels of one row of the picture, left to right as
+// they come: each inside the picture (moved in from an edge rather than
+// cut), and refused where it would overlap one placed before.
+type labelRow struct{ taken [][2]float64 }
+
+// labelGap is the least room between two labels of a row.
+const labelGap = 4.0
+
+// place returns where a label of text at font size font goes when it
+// would be anchored at x: its x and text-anchor, or ok false when the row
+// has no room there.
+func (r *labelRow) place(x float64, anchor, text string, font float64) (lx float64, anchorOut string, ok bool) {
+	// A generous width for the console's sans-serif: wider than any
+	// lowercase-and-digits text it draws, so "fits" means fits.
+	w := float64(utf8.RuneCountInString(text)) * font * 0.62
+	left := x
+	switch anchor {
+	case "middle":
+		left = x - w/2
+	case "end":
+		left = x - w
+	}
+	left = min(max(left, tlLeft), tlWidth-2-w)
+	for _, t := range r.taken {
+		if left < t[1]+labelGap && left+w+labelGap > t[0] {
+			return 0, "", false
+		}
+	}
+	r.taken = append(r.taken, [2]float64{left, left + w})
+	return left, "start", true
 }
 
 // scale maps times to x: the busy stretches side by side, each idle

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 )
 
 // Defaults for Client's zero values.
@@ -24,6 +24,10 @@ const (
 	// model says: the API refuses a request without max_tokens.
 	DefaultMaxTokens = 4096
 )
+
+// API defines the Messages API for the registry.
+var API = llm.APIDef{Name: llm.APIAnthropicMessages, Doc: "the Anthropic Messages API",
+	DefaultBaseURL: DefaultBaseURL, New: func(o llm.ClientOptions) llm.Provider { return &Client{ClientOptions: o} }}
 
 // Client streams from the Messages API. The zero value talks to
 // DefaultBaseURL without a key (fine for a local proxy); set APIKey for the
@@ -52,8 +56,8 @@ func endpoint(base string) string {
 }
 
 // call resolves the options for a request to model m.
-func (c *Client) call(m *llm.Model) *wire.Call {
-	call := wire.NewCall(&c.ClientOptions, m, llm.APIAnthropicMessages, DefaultBaseURL, DefaultProvider)
+func (c *Client) call(m *llm.Model) *httpcall.Call {
+	call := httpcall.NewCall(&c.ClientOptions, m, llm.APIAnthropicMessages, DefaultBaseURL, DefaultProvider)
 	call.URL = endpoint(call.Base)
 	call.SetKey("x-api-key", c.APIKey)
 	call.Header.Set("anthropic-version", Version)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 	"github.com/rally-agent/rally/llm/internal/providertest"
-	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 const testKey = "sk-ant-api03-test-secret-key-0123456789"
@@ -106,6 +106,6 @@ var tested = &providertest.Client{
 // parse runs the parser over body in memory, as Stream does over HTTP.
 func parse(body []byte) *llm.Stream {
 	m := llm.Model{ID: "claude-sonnet-4-5"}
-	p := &parser{dec: sse.NewDecoder(bytes.NewReader(body)), model: &m, call: &wire.Call{Provider: DefaultProvider}}
+	p := &parser{dec: sse.NewDecoder(bytes.NewReader(body)), model: &m, call: &httpcall.Call{Provider: DefaultProvider}}
 	return llm.NewStream(llm.Message{Role: llm.Assistant, Provider: DefaultProvider}, p.fill, nil)
 }

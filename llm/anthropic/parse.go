@@ -5,7 +5,7 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 )
 
 // event is one streamed event, decoded into only the fields rally reads.
@@ -66,10 +66,10 @@ const maxBlocks = 1 << 12
 type parser struct {
 	dec   *sse.Decoder
 	model *llm.Model
-	call  *wire.Call // the request's settings and error wording
+	call  *httpcall.Call // the request's settings and error wording
 
 	ev      event
-	json    wire.JSONDecoder
+	json    httpcall.JSONDecoder
 	kinds   []kind
 	usage   llm.Usage
 	stop    string
@@ -118,7 +118,7 @@ func (p *parser) fail(b *llm.Builder, data []byte) {
 }
 
 // malformed reports an event that is not the JSON it should be (see
-// wire.Call.Malformed).
+// httpcall.Call.Malformed).
 func (p *parser) malformed(name string, err error, data []byte) error {
 	if name == "" {
 		name = "unnamed"

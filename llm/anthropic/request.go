@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 )
 
 // The request body of POST /v1/messages, only the fields rally sends.
@@ -21,8 +21,8 @@ type request struct {
 	Thinking  *thinkingC `json:"thinking,omitempty"`
 }
 
-// List is the conversation, encoded element by element (wire.Lister).
-func (r *request) List() (string, iter.Seq[any]) { return "messages", wire.Items(r.Messages) }
+// List is the conversation, encoded element by element (httpcall.Lister).
+func (r *request) List() (string, iter.Seq[any]) { return "messages", httpcall.Items(r.Messages) }
 
 type thinkingC struct {
 	Type         string `json:"type"`
@@ -88,7 +88,7 @@ func newRequest(req *llm.Request) (*request, error) {
 	if r.MaxTokens <= 0 {
 		r.MaxTokens = DefaultMaxTokens
 	}
-	if budget := wire.ThinkingBudget(req.Thinking); budget > 0 && req.Model.Reasoning {
+	if budget := httpcall.ThinkingBudget(req.Thinking); budget > 0 && req.Model.Reasoning {
 		// max_tokens counts thinking too: raise it by the budget so the
 		// visible answer keeps its cap, within what the model allows.
 		r.MaxTokens += budget
@@ -99,7 +99,7 @@ func newRequest(req *llm.Request) (*request, error) {
 			budget = r.MaxTokens - minOutput
 		}
 		// The API's minimum budget is the minimal level's.
-		if budget >= wire.ThinkingBudget("minimal") {
+		if budget >= httpcall.ThinkingBudget("minimal") {
 			r.Thinking = &thinkingC{Type: "enabled", BudgetTokens: budget}
 		}
 	}
@@ -107,7 +107,7 @@ func newRequest(req *llm.Request) (*request, error) {
 		r.System = []block{{Type: "text", Text: req.System}}
 	}
 	for _, t := range req.Tools {
-		r.Tools = append(r.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: wire.Schema(t.Parameters)})
+		r.Tools = append(r.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: httpcall.Schema(t.Parameters)})
 	}
 	r.Messages = messages(req.Messages)
 	if r.Thinking != nil && unsignedLoop(r.Messages) {
@@ -139,13 +139,13 @@ func unsignedLoop(ms []message) bool {
 	return false
 }
 
-// messages converts the conversation, mended by wire.Repair: the API
+// messages converts the conversation, mended by httpcall.Repair: the API
 // refuses a conversation whose tool calls and results do not pair up, and
 // empty messages. Tool results become user-role tool_result blocks,
 // consecutive ones in one message as the API wants for parallel calls.
 // Ids are compared as toolID makes them, since that is what the API sees.
 func messages(in []llm.Message) []message {
-	in = wire.Repair(in, sendable, toolID)
+	in = httpcall.Repair(in, sendable, toolID)
 	out := make([]message, 0, len(in))
 	for i := range in {
 		m := &in[i]
@@ -255,7 +255,7 @@ func assistantBlock(c llm.Content, signed bool) (b block, ok bool) {
 			return block{Type: "thinking", Thinking: c.Thinking, Signature: c.ThinkingSignature}, true
 		}
 	case llm.ToolCallType:
-		return block{Type: "tool_use", ID: toolID(c.ID), Name: c.Name, Input: wire.Object(c.Arguments)}, true
+		return block{Type: "tool_use", ID: toolID(c.ID), Name: c.Name, Input: httpcall.Object(c.Arguments)}, true
 	}
 	return block{}, false
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 	"github.com/rally-agent/rally/llm/internal/providertest"
-	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 // conversation has every kind of message and block rally sends.
@@ -180,7 +180,7 @@ func TestCallsAndResultsPairUp(t *testing.T) {
 	if diff := cmp.Diff(want, gotShort, cmp.AllowUnexported(short{})); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}
-	if got[2].Content[1].Content[0].Text != wire.NoResult {
+	if got[2].Content[1].Content[0].Text != httpcall.NoResult {
 		t.Errorf("made-up result %+v", got[2].Content[1])
 	}
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 )
 
 // Defaults for Client's zero values.
@@ -20,6 +20,10 @@ const (
 	DefaultBaseURL  = "https://generativelanguage.googleapis.com/v1beta"
 	DefaultProvider = "google"
 )
+
+// API defines the Gemini API for the registry.
+var API = llm.APIDef{Name: llm.APIGoogle, Doc: "the Gemini API",
+	DefaultBaseURL: DefaultBaseURL, New: func(o llm.ClientOptions) llm.Provider { return &Client{ClientOptions: o} }}
 
 // Client streams from the Gemini API. The zero value talks to
 // DefaultBaseURL without a key (fine for a local proxy); set APIKey for the
@@ -51,8 +55,8 @@ func endpoint(base string, m *llm.Model) string {
 }
 
 // call resolves the options for a request to model m.
-func (c *Client) call(m *llm.Model) *wire.Call {
-	call := wire.NewCall(&c.ClientOptions, m, llm.APIGoogle, DefaultBaseURL, DefaultProvider)
+func (c *Client) call(m *llm.Model) *httpcall.Call {
+	call := httpcall.NewCall(&c.ClientOptions, m, llm.APIGoogle, DefaultBaseURL, DefaultProvider)
 	call.URL = endpoint(call.Base, m)
 	call.SetKey("x-goog-api-key", c.APIKey)
 	return call

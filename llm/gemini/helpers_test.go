@@ -8,8 +8,8 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 	"github.com/rally-agent/rally/llm/internal/providertest"
-	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 const testKey = "AIzaSyTEST-secret-key-0123456789abcdef"
@@ -99,6 +99,6 @@ var tested = &providertest.Client{
 // parse runs the parser over body in memory.
 func parse(body []byte) *llm.Stream {
 	m := model()
-	p := &parser{dec: sse.NewDecoder(bytes.NewReader(body)), model: &m, wire: &wire.Call{Provider: DefaultProvider}, nonce: "test"}
+	p := &parser{dec: sse.NewDecoder(bytes.NewReader(body)), model: &m, wire: &httpcall.Call{Provider: DefaultProvider}, nonce: "test"}
 	return llm.NewStream(llm.Message{Role: llm.Assistant, Provider: DefaultProvider}, p.fill, nil)
 }

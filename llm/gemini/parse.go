@@ -9,7 +9,7 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 )
 
 // chunk is one streamed GenerateContentResponse, decoded into only the
@@ -67,10 +67,10 @@ const (
 type parser struct {
 	dec   *sse.Decoder
 	model *llm.Model
-	wire  *wire.Call // the request's settings and error wording
-	nonce string     // makes up call ids unique across answers
+	wire  *httpcall.Call // the request's settings and error wording
+	nonce string         // makes up call ids unique across answers
 
-	json  wire.JSONDecoder
+	json  httpcall.JSONDecoder
 	ch    chunk
 	open  string // key of the open text or thinking block
 	calls int

@@ -7,12 +7,12 @@ import (
 	"strings"
 
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 )
 
 // The request body of streamGenerateContent, only the fields rally sends.
-// List is the conversation, encoded element by element (wire.Lister).
-func (r *request) List() (string, iter.Seq[any]) { return "contents", wire.Items(r.Contents) }
+// List is the conversation, encoded element by element (httpcall.Lister).
+func (r *request) List() (string, iter.Seq[any]) { return "contents", httpcall.Items(r.Contents) }
 
 type request struct {
 	Contents          []content   `json:"-"` // List
@@ -110,7 +110,7 @@ func newRequest(req *llm.Request) (*request, error) {
 	}
 	// "off" sends nothing: Gemini 2.5 Pro cannot turn thinking off, and a
 	// zero budget would be refused; the model's default applies.
-	if b := wire.ThinkingBudget(req.Thinking); b > 0 && req.Model.Reasoning {
+	if b := httpcall.ThinkingBudget(req.Thinking); b > 0 && req.Model.Reasoning {
 		g.ThinkingConfig = &thinkingConfig{IncludeThoughts: true, ThinkingBudget: b}
 	}
 	if g.MaxOutputTokens > 0 || g.ThinkingConfig != nil {
@@ -119,13 +119,13 @@ func newRequest(req *llm.Request) (*request, error) {
 	return r, nil
 }
 
-// contents converts the conversation, mended by wire.Repair: Gemini
+// contents converts the conversation, mended by httpcall.Repair: Gemini
 // refuses a turn whose responses do not match its calls in number, and
 // empty turns. Tool results become functionResponse parts of a user turn,
 // consecutive ones together, as Gemini wants the answers to parallel calls
 // in one turn.
 func contents(in []llm.Message, gemini3 bool) []content {
-	in = wire.Repair(in, func(m *llm.Message) bool {
+	in = httpcall.Repair(in, func(m *llm.Message) bool {
 		switch m.Role {
 		case llm.User:
 			return len(userParts(m.Content)) > 0
@@ -192,7 +192,7 @@ func modelParts(m *llm.Message, gemini3 bool, ids map[string]bool) []part {
 				out = append(out, part{Text: c.Thinking, Thought: true, ThoughtSignature: c.ThinkingSignature})
 			}
 		case llm.ToolCallType:
-			p := part{FunctionCall: &functionCall{Name: c.Name, Args: wire.Object(c.Arguments)}}
+			p := part{FunctionCall: &functionCall{Name: c.Name, Args: httpcall.Object(c.Arguments)}}
 			if own {
 				p.ThoughtSignature = c.ThoughtSignature
 				if c.ID != "" && !strings.HasPrefix(c.ID, syntheticPrefix) {

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 	"github.com/rally-agent/rally/llm/internal/providertest"
-	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 func TestRequestBody(t *testing.T) {
@@ -140,10 +140,10 @@ func TestCallsAndResultsPairUp(t *testing.T) {
 	want := []string{
 		"user: text",
 		"model: call, call",
-		"user: map[output:ok a], map[error:" + wire.NoResult + "]",
+		"user: map[output:ok a], map[error:" + httpcall.NoResult + "]",
 		"user: text",
 		"model: call",
-		"user: map[error:" + wire.NoResult + "]",
+		"user: map[error:" + httpcall.NoResult + "]",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("contents (-want +got):\n%s", diff)

@@ -7,18 +7,18 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 	"github.com/rally-agent/rally/llm/internal/providertest"
-	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 // parseChat and parseResp run a parser over body with no HTTP in between.
 func parseChat(body []byte) *llm.Stream {
-	p := &chatParser{Call: &wire.Call{Provider: "openai"}, model: &llm.Model{}, dec: sse.NewDecoder(bytes.NewReader(body))}
+	p := &chatParser{Call: &httpcall.Call{Provider: "openai"}, model: &llm.Model{}, dec: sse.NewDecoder(bytes.NewReader(body))}
 	return llm.NewStream(llm.Message{Role: llm.Assistant}, p.fill, nil)
 }
 
 func parseResp(body []byte) *llm.Stream {
-	p := &respParser{Call: &wire.Call{Provider: "openai"}, model: &llm.Model{}, dec: sse.NewDecoder(bytes.NewReader(body))}
+	p := &respParser{Call: &httpcall.Call{Provider: "openai"}, model: &llm.Model{}, dec: sse.NewDecoder(bytes.NewReader(body))}
 	return llm.NewStream(llm.Message{Role: llm.Assistant}, p.fill, nil)
 }
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 )
 
 // chunk is the part of a chat.completion.chunk the parser reads; every
@@ -90,7 +90,7 @@ type call struct {
 // throw a complete answer away). A body that ends with neither is
 // truncated. A cancelled context always aborts.
 type chatParser struct {
-	*wire.Call
+	*httpcall.Call
 	model    *llm.Model
 	dec      *sse.Decoder
 	finish   string // last finish_reason seen, "" if none

@@ -13,7 +13,7 @@
 // the stream's error event.
 //
 // Both send the whole conversation each time, repaired so the APIs accept
-// it (by wire.Repair, as every client does): an assistant message that
+// it (by httpcall.Repair, as every client does): an assistant message that
 // failed or was aborted is left out with its tool results, a tool call left
 // without a result gets a stand-in error result, and a result without its
 // call is left out. Images in tool results, which neither API takes there,
@@ -35,18 +35,26 @@ import (
 	"strings"
 
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 )
 
 // DefaultBaseURL is OpenAI's API root, used when neither the client nor the
 // model names one.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
+// CompletionsAPI and ResponsesAPI define the two APIs for the registry.
+var (
+	CompletionsAPI = llm.APIDef{Name: llm.APIOpenAICompletions, Doc: "Chat Completions and OpenAI-compatible servers",
+		DefaultBaseURL: DefaultBaseURL, New: func(o llm.ClientOptions) llm.Provider { return &Completions{ClientOptions: o} }}
+	ResponsesAPI = llm.APIDef{Name: llm.APIOpenAIResponses, Doc: "the OpenAI Responses API",
+		DefaultBaseURL: DefaultBaseURL, New: func(o llm.ClientOptions) llm.Provider { return &Responses{ClientOptions: o} }}
+)
+
 // resolve makes the call of one request: the base URL and provider name
 // fall back to the model's, then to OpenAI's. The key goes in
 // Authorization unless the caller put its own there.
-func resolve(o *llm.ClientOptions, m *llm.Model, api, path string) *wire.Call {
-	c := wire.NewCall(o, m, api, DefaultBaseURL, "openai")
+func resolve(o *llm.ClientOptions, m *llm.Model, api, path string) *httpcall.Call {
+	c := httpcall.NewCall(o, m, api, DefaultBaseURL, "openai")
 	c.URL = c.Base + path
 	if c.Header.Get("Authorization") == "" {
 		c.SetKey("Authorization", "Bearer "+o.APIKey)

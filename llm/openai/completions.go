@@ -9,7 +9,7 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 )
 
 // Completions streams from the Chat Completions API (POST
@@ -66,8 +66,8 @@ type chatRequest struct {
 	ReasoningEffort     string        `json:"reasoning_effort,omitempty"`
 }
 
-// List is the conversation, encoded element by element (wire.Lister).
-func (r *chatRequest) List() (string, iter.Seq[any]) { return "messages", wire.Items(r.Messages) }
+// List is the conversation, encoded element by element (httpcall.Lister).
+func (r *chatRequest) List() (string, iter.Seq[any]) { return "messages", httpcall.Items(r.Messages) }
 
 type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
@@ -128,9 +128,9 @@ func (c *Completions) request(req *llm.Request, endpoint string) *chatRequest {
 			r.MaxTokens = n
 		}
 	}
-	r.Messages = chatMessages(req.System, wire.Repair(req.Messages, nil, nil))
+	r.Messages = chatMessages(req.System, httpcall.Repair(req.Messages, nil, nil))
 	for _, t := range req.Tools {
-		r.Tools = append(r.Tools, chatTool{Type: "function", Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: wire.Schema(t.Parameters)}})
+		r.Tools = append(r.Tools, chatTool{Type: "function", Function: chatToolDef{Name: t.Name, Description: t.Description, Parameters: httpcall.Schema(t.Parameters)}})
 	}
 	return r
 }

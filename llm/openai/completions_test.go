@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 	"github.com/rally-agent/rally/llm/internal/providertest"
-	"github.com/rally-agent/rally/llm/internal/wire"
 )
 
 func TestCompletionsParse(t *testing.T) {
@@ -266,7 +266,7 @@ func TestCompletionTokensHost(t *testing.T) {
 }
 
 // TestHistoryRepair checks that both APIs get the conversation as
-// wire.Repair mends it (tested there in full): no trace of the aborted
+// httpcall.Repair mends it (tested there in full): no trace of the aborted
 // answer, and a stand-in for the call that got no result.
 func TestHistoryRepair(t *testing.T) {
 	call := func(id string) llm.Content {
@@ -284,7 +284,7 @@ func TestHistoryRepair(t *testing.T) {
 	var chat []string
 	for _, m := range (&Completions{}).request(req, "").Messages {
 		chat = append(chat, m.Role+":"+m.ToolCallID)
-		if m.ToolCallID == "b" && m.Content != wire.NoResult {
+		if m.ToolCallID == "b" && m.Content != httpcall.NoResult {
 			t.Errorf("stand-in result %+v", m)
 		}
 	}
@@ -297,7 +297,7 @@ func TestHistoryRepair(t *testing.T) {
 			outputs = append(outputs, o.CallID+":"+o.Output)
 		}
 	}
-	if diff := cmp.Diff([]string{"a:ok", "b:" + wire.NoResult}, outputs); diff != "" {
+	if diff := cmp.Diff([]string{"a:ok", "b:" + httpcall.NoResult}, outputs); diff != "" {
 		t.Errorf("function_call_output items (-want +got):\n%s", diff)
 	}
 }

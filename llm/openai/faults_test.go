@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 	"github.com/rally-agent/rally/retry"
 )
 
@@ -180,7 +180,7 @@ func TestFirstByteTimeout(t *testing.T) {
 			defer srv.Close()
 			start := time.Now()
 			_, err := withTimeouts(c.new(srv.URL), 50*time.Millisecond, time.Second).Stream(context.Background(), request(testModel))
-			if !errors.Is(err, wire.ErrFirstByteTimeout) || classOf(err) != "transient" {
+			if !errors.Is(err, httpcall.ErrFirstByteTimeout) || classOf(err) != "transient" {
 				t.Errorf("error %v (%s), want first-byte timeout, transient", err, classOf(err))
 			}
 			if d := time.Since(start); d > time.Second {

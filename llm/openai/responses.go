@@ -7,7 +7,7 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 )
 
 // Responses streams from OpenAI's Responses API (POST {BaseURL}/responses).
@@ -39,8 +39,8 @@ func (c *Responses) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, 
 	})
 }
 
-// List is the conversation, encoded element by element (wire.Lister).
-func (r *respRequest) List() (string, iter.Seq[any]) { return "input", wire.Items(r.Input) }
+// List is the conversation, encoded element by element (httpcall.Lister).
+func (r *respRequest) List() (string, iter.Seq[any]) { return "input", httpcall.Items(r.Input) }
 
 type respRequest struct {
 	Model           string         `json:"model"`
@@ -98,7 +98,7 @@ func respBody(req *llm.Request) *respRequest {
 	r := &respRequest{
 		Model:           req.Model.ID,
 		Instructions:    req.System,
-		Input:           respInput(wire.Repair(req.Messages, nil, nil), &req.Model),
+		Input:           respInput(httpcall.Repair(req.Messages, nil, nil), &req.Model),
 		Stream:          true,
 		MaxOutputTokens: maxTokens(req),
 	}
@@ -107,7 +107,7 @@ func respBody(req *llm.Request) *respRequest {
 		r.Include = []string{"reasoning.encrypted_content"}
 	}
 	for _, t := range req.Tools {
-		r.Tools = append(r.Tools, respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: wire.Schema(t.Parameters)})
+		r.Tools = append(r.Tools, respTool{Type: "function", Name: t.Name, Description: t.Description, Parameters: httpcall.Schema(t.Parameters)})
 	}
 	return r
 }

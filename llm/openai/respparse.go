@@ -9,7 +9,7 @@ import (
 
 	"github.com/rally-agent/rally/internal/sse"
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 )
 
 // respEvent is the part of a Responses stream event the parser reads.
@@ -23,7 +23,7 @@ type respEvent struct {
 	Response     *respResponse   `json:"response"`
 	// The "error" event is documented flat ({code, message}) but has been
 	// seen nested ({error: {type, code, message}}); Code is read here for
-	// the flat shape, the rest by wire.ParseError.
+	// the flat shape, the rest by httpcall.ParseError.
 	Code any `json:"code"`
 }
 
@@ -58,7 +58,7 @@ type respResponse struct {
 // id. The stream is complete at response.completed, response.incomplete
 // or response.failed; a body that ends before one of them is truncated.
 type respParser struct {
-	*wire.Call
+	*httpcall.Call
 	model *llm.Model
 	dec   *sse.Decoder
 	// streamed marks function calls whose arguments came as deltas, so the

@@ -29,6 +29,9 @@ type Model struct {
 	Delay time.Duration
 }
 
+// API defines the sim for the registry: no server, no options.
+var API = llm.APIDef{Name: llm.APISim, Doc: "rally's offline model", New: func(llm.ClientOptions) llm.Provider { return &Model{} }}
+
 // Info is the catalog entry of the sim model.
 func Info() llm.Model {
 	m, _ := llm.Lookup("sim", "sim")

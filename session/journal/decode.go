@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"encoding/json"
 	"unicode/utf8"
 	"unsafe"
 
@@ -26,7 +27,7 @@ type scanner struct {
 // firstKeptEntryIndex, a compaction's tokensBefore and a custom_message's
 // content are left to it.
 var (
-	entryKeys   = []string{"type", "id", "parentId", "timestamp", "message", "retried", "summary", "firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore", "provider", "modelId", "name", "content"}
+	entryKeys   = []string{"type", "id", "parentId", "timestamp", "message", "retried", "decision", "summary", "firstKeptEntryId", "firstKeptEntryIndex", "tokensBefore", "provider", "modelId", "name", "content"}
 	messageKeys = []string{"role", "content", "api", "provider", "model", "usage", "stopReason", "errorMessage", "toolCallId", "toolName", "isError", "timestamp"}
 	blockKeys   = []string{"type", "text", "thinking", "thinkingSignature", "data", "mimeType", "id", "name", "arguments", "thoughtSignature"}
 	usageKeys   = []string{"input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"}
@@ -61,6 +62,18 @@ func (s *scanner) entry(line []byte) (f entryFields, m *llm.Message, ok bool) {
 			return s.message(m)
 		case "retried":
 			return s.Bool(&f.Retried)
+		case "decision":
+			// Only on failed calls and the answer ending a retry chain:
+			// rare enough to leave to encoding/json.
+			if s.Null() {
+				f.Decision = nil
+				return true
+			}
+			raw, ok := s.Raw()
+			if f.Decision == nil {
+				f.Decision = new(Decision) // a repeated key fills the same one, as encoding/json does
+			}
+			return ok && json.Unmarshal(raw, f.Decision) == nil
 		case "summary":
 			return s.Text(&f.Summary)
 		case "firstKeptEntryId":

@@ -32,8 +32,10 @@ package journal
 // ids (a plain list; compaction said firstKeptEntryIndex) and version 2 used
 // the message role "hookMessage" for what version 3 calls "custom".
 //
-// rally adds one field pi does not know and ignores: "retried": true on a
-// message entry whose failed assistant message a retry replaced.
+// rally adds two fields pi does not know and ignores: "retried": true on a
+// message entry whose failed assistant message a retry replaced, and
+// "decision" {attempt, delayMs, class, reason, switchedTo, end} on a failed
+// call and on the answer that ends a retry chain (see Decision).
 //
 // Durability: every append is one write(2) of a whole line on an O_APPEND
 // descriptor, so a crash of the process (even SIGKILL) loses at most the line
@@ -396,10 +398,17 @@ func (j *Journal) ID() string { return j.id }
 // transcript but is not sent to the model when the session is resumed.
 // The message is written as given (its timestamp included).
 func (j *Journal) AppendMessage(m llm.Message, retried bool) (string, error) {
+	return j.AppendDecided(m, retried, nil)
+}
+
+// AppendDecided is AppendMessage with what the session decided about the
+// call (nil: nothing to say, as for a plain message).
+func (j *Journal) AppendDecided(m llm.Message, retried bool, d *Decision) (string, error) {
 	return j.append("message", struct {
-		Message llm.Message `json:"message"`
-		Retried bool        `json:"retried,omitempty"`
-	}{m, retried})
+		Message  llm.Message `json:"message"`
+		Retried  bool        `json:"retried,omitempty"`
+		Decision *Decision   `json:"decision,omitempty"`
+	}{m, retried, d})
 }
 
 // AppendModelChange records a switch of model.

@@ -70,6 +70,20 @@ type Details struct {
 	// PiMessage is the message as written for pi's own roles
 	// (bashExecution…), whose fields llm.Message has no place for.
 	PiMessage json.RawMessage
+	// Decision is what the session decided about a failed or aborted
+	// call, and how a retry chain ended (on the answer after retries), as
+	// the file recorded it (Loaded.EstimateDecisions fills in the rest).
+	// It lives here, with the other rare fields, so that the entry of
+	// every plain message stays as small as it was.
+	Decision *Decision
+}
+
+// Decision returns the entry's Details().Decision: nil for most entries.
+func (e *Entry) Decision() *Decision {
+	if e.details == nil {
+		return nil
+	}
+	return e.details.Decision
 }
 
 // Details returns the entry's details; all empty for a plain message.
@@ -112,6 +126,7 @@ type entryFields struct {
 	Timestamp string          `json:"timestamp"`
 	Message   json.RawMessage `json:"message"`
 	Retried   bool            `json:"retried"`
+	Decision  *Decision       `json:"decision"`
 	// compaction, branch_summary
 	Summary             string   `json:"summary"`
 	FirstKeptEntryID    string   `json:"firstKeptEntryId"`
@@ -290,8 +305,8 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 		r.warn(n, "unknown entry type %q left out of the context", f.Type)
 	}
 	// f.Message is left only for pi's own roles (decodeMessage).
-	if f.Summary != "" || f.TokensBefore != 0 || f.Provider != "" || f.ModelID != "" || f.Message != nil {
-		e.details = &Details{Summary: f.Summary, TokensBefore: f.TokensBefore, Provider: f.Provider, ModelID: f.ModelID, PiMessage: f.Message}
+	if f.Summary != "" || f.TokensBefore != 0 || f.Provider != "" || f.ModelID != "" || f.Message != nil || f.Decision != nil {
+		e.details = &Details{Summary: f.Summary, TokensBefore: f.TokensBefore, Provider: f.Provider, ModelID: f.ModelID, PiMessage: f.Message, Decision: f.Decision}
 	}
 	ids[e.ID] = struct{}{}
 	r.ld.Entries = append(r.ld.Entries, e)

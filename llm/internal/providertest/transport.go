@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/llm/internal/wire"
+	"github.com/rally-agent/rally/llm/internal/httpcall"
 	"github.com/rally-agent/rally/retry"
 )
 
@@ -48,7 +48,7 @@ func (c *Client) FirstByteTimeout(t *testing.T) {
 	s := NewServer(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	start := time.Now()
 	_, err := c.with(s.URL, 50*time.Millisecond, 5*time.Second).Stream(t.Context(), Ask(c.Model, "hi"))
-	if !errors.Is(err, wire.ErrFirstByteTimeout) || time.Since(start) > 2*time.Second {
+	if !errors.Is(err, httpcall.ErrFirstByteTimeout) || time.Since(start) > 2*time.Second {
 		t.Fatalf("err %v after %v, want the first-byte timeout", err, time.Since(start))
 	}
 	if v := llm.Classify(err); v.Class != retry.Transient {

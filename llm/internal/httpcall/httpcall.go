@@ -1,13 +1,14 @@
-// Package wire is what the provider clients share, so that each keeps only
-// what its API makes different: the HTTP plumbing (a POST bounded by a
-// first-byte timeout, a body that fails when the stream goes idle, error
-// bodies read into *llm.APIError), the resolution of a client's
+// Package httpcall is the HTTP call plumbing the provider clients share,
+// so that each keeps only what its API makes different: a POST bounded by
+// a first-byte timeout, a body that fails when the stream goes idle, error
+// bodies read into *llm.APIError, the resolution of a client's
 // llm.ClientOptions and its one error wording (Call: every error starts
 // with the provider's name, and anything from the server goes through
-// internal/redact), the start of a stream, the decoding of its events' JSON (JSONDecoder), and the repair
-// of the conversation every request sends (Repair). There is deliberately
-// no http.Client.Timeout: it would kill long streams.
-package wire
+// internal/redact), the start of a stream, the decoding of its events'
+// JSON (JSONDecoder), and the repair of the conversation every request
+// sends (Repair). There is deliberately no http.Client.Timeout: it would
+// kill long streams.
+package httpcall
 
 import (
 	"context"

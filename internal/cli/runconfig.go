@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/settings"
+)
+
+// runConfig is the one configuration a process's runs are built from,
+// worked out once by newRunConfig (the composition root): the settings
+// (their warnings printed once), the provider and model the flags or the
+// --preset choose, and RALLY_HOME. Print mode builds its run from it; the
+// RPC backend and the terminal UI build every session of the process from
+// the same one (new_session, /new, /resume) and answer
+// get_available_models and set_model from it, instead of loading the
+// settings and resolving the target again.
+type runConfig struct {
+	st     *settings.Settings
+	target settings.Target
+	model  llm.Model
+	home   string
+	preset *preset // nil without --preset
+	stop   func()  // stops the preset's fake LLM
+}
+
+// preset is a --preset demo: the fake LLM it runs against (the script is
+// llmtest's preset of its name) and what the demo changes in the run.
+type preset struct {
+	name string
+	// idleTimeoutMs replaces the provider's stream idle timeout, when set:
+	// the stall demo should not take the default 60 s to notice the stall.
+	idleTimeoutMs int
+	// window is the demo model's context window, when set: the overflow
+	// demo's seeded conversation must have an older part to summarise.
+	window int
+}
+
+// presets holds what the demos change; the others change nothing.
+var presets = map[string]preset{
+	"stall":    {idleTimeoutMs: 2000},
+	"overflow": {window: presetWindow},
+}
+
+// newRunConfig loads the settings and resolves the run's target for the
+// flags; with --preset it starts the demo's fake LLM (which answers each
+// prompt it is sent), which close stops.
+func newRunConfig(s streams, f *runFlags) (*runConfig, error) {
+	st, err := loadSettings(s)
+	if err != nil {
+		return nil, err
+	}
+	rc := &runConfig{st: st, home: rallyHome(), stop: func() {}}
+	o := settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}
+	if f.preset != "" {
+		p := presets[f.preset]
+		p.name = f.preset
+		url, stop, err := startPreset(p.name)
+		if err != nil {
+			return nil, err
+		}
+		rc.preset, rc.stop = &p, stop
+		o = settings.Overrides{Provider: "fake-llm", Model: "fake-model", API: settings.APIOpenAICompletions, BaseURL: url}
+	}
+	if rc.target, err = resolveTarget(st, o); err != nil {
+		rc.close()
+		return nil, err
+	}
+	if p := rc.preset; p != nil && p.idleTimeoutMs > 0 {
+		rc.target.Config.IdleTimeoutMs = p.idleTimeoutMs
+	}
+	if p := rc.preset; p != nil && p.window > 0 {
+		// Into the target's model list rather than onto one llm.Model, so
+		// that every path that describes the model from the target (the
+		// credential rotation, set_model) carries the same window.
+		rc.target.Config.Models = append([]settings.Model{{ID: rc.target.Model, ContextWindow: p.window}}, rc.target.Config.Models...)
+	}
+	if rc.model, err = modelFor(rc.target); err != nil {
+		rc.close()
+		return nil, &exitError{2, err}
+	}
+	return rc, nil
+}
+
+func (rc *runConfig) close() { rc.stop() }

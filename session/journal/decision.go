@@ -1,0 +1,143 @@
+package journal
+
+import (
+	"time"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/retry"
+)
+
+// Decision is what the session decided about a failed model call, written
+// beside the message as "decision" (a key pi's readers do not know and
+// skip), so that a viewer draws what happened instead of replaying today's
+// settings: the retry it led to, its wait, why, what it switched to, and,
+// on the entry that ends a retry chain, how the chain ended. The
+// successful answer after retries carries {attempt, end: "succeeded"}.
+type Decision struct {
+	// Attempt is the retry this failure led to (1-based); on the entry
+	// that ends a chain, the retries the chain made.
+	Attempt int `json:"attempt,omitempty"`
+	// DelayMs is the wait before the retry (0 after a switch).
+	DelayMs int64 `json:"delayMs,omitempty"`
+	// Class is the failure's class as retry.Class names it (transient,
+	// usage_limit, context_overflow, fatal); "" for an abort.
+	Class string `json:"class,omitempty"`
+	// Reason is the policy's reason ("gave up after 3 retries").
+	Reason string `json:"reason,omitempty"`
+	// SwitchedTo names the credential or model switched to, if any.
+	SwitchedTo string `json:"switchedTo,omitempty"`
+	// End says how the retry chain (or the call, outside a chain) ended
+	// at this entry; "" while it goes on.
+	End End `json:"end,omitempty"`
+	// Estimated marks a decision Load worked out for a file that did not
+	// record it (older rally, or pi): the class from the stored error
+	// text, the wait from the library's default policy. Never written.
+	Estimated bool `json:"-"`
+}
+
+// End is how a retry chain ended.
+type End string
+
+// The ends of a chain.
+const (
+	// EndSucceeded: the call after the retries answered.
+	EndSucceeded End = "succeeded"
+	// EndExhausted: every retry the policy allows was made.
+	EndExhausted End = "exhausted"
+	// EndCancelled: the user aborted the call or the wait.
+	EndCancelled End = "cancelled"
+	// EndCompaction: the failure was a context overflow, handed to
+	// compaction (never retried); the run went on after it.
+	EndCompaction End = "compaction"
+	// EndFailed: given up for another reason (a fatal error, a wait too
+	// long, retry off, an overflow compaction could not fix).
+	EndFailed End = "failed"
+)
+
+// EstimateDecisions fills in, for a viewer, the decisions the file did not
+// record (an older rally's, or pi's) for its failed and aborted calls and
+// the answers that ended retry chains, marked as estimated (see
+// Decision.Estimated). A chain is counted as rally counts it: it starts
+// again at every user message and ends at the first answer that did not
+// fail. Resuming needs none of it, so Load leaves it to the viewer.
+func (ld *Loaded) EstimateDecisions() {
+	attempt := 0
+	for i := range ld.Entries {
+		e := &ld.Entries[i]
+		m := e.Message
+		if e.Type != "message" || m == nil {
+			continue
+		}
+		if m.Role == llm.User {
+			attempt = 0
+		}
+		if m.Role != llm.Assistant {
+			continue
+		}
+		if d := e.Decision(); d != nil {
+			attempt = max(attempt, d.Attempt)
+			if d.End != "" {
+				attempt = 0
+			}
+			continue
+		}
+		switch m.StopReason {
+		case llm.Error:
+		case llm.Aborted:
+			e.setDecision(&Decision{Attempt: attempt, End: EndCancelled, Estimated: true})
+			attempt = 0
+			continue
+		default:
+			if attempt > 0 {
+				e.setDecision(&Decision{Attempt: attempt, End: EndSucceeded, Estimated: true})
+			}
+			attempt = 0
+			continue
+		}
+		f := retry.Failure{Provider: m.Provider, Body: m.ErrorMessage}
+		class := retry.Classify(f).Class
+		d := &Decision{Class: class.String(), Estimated: true}
+		switch {
+		case !e.Retried:
+			d.Attempt, d.End = attempt, EndFailed
+			attempt = 0
+		case class == retry.ContextOverflow:
+			d.Attempt, d.End = attempt, EndCompaction
+			attempt = 0
+		default:
+			if !class.Retryable() {
+				// Retried, so rally saw it as transient: the stored text
+				// lost what told it so (an idle timeout's Go error type).
+				class = retry.Transient
+				d.Class = class.String()
+			}
+			attempt++
+			d.Attempt = attempt
+			d.DelayMs = estimateDelay(class, attempt, f, unixTime(m.Timestamp)).Milliseconds()
+		}
+		e.setDecision(d)
+	}
+}
+
+func (e *Entry) setDecision(d *Decision) {
+	if e.details == nil {
+		e.details = &Details{}
+	}
+	e.details.Decision = d
+}
+
+// estimateDelay is the longest wait the default policy makes before retry
+// n (jitter at its top): a wait that happened must not disappear.
+func estimateDelay(class retry.Class, n int, f retry.Failure, at time.Time) time.Duration {
+	pol := retry.Default()
+	pol.MaxRetries = max(pol.MaxRetries, n)
+	pol.Rand = func() float64 { return 1 }
+	return pol.Decide(retry.Attempt{Class: class, N: n, Hint: retry.Hint(f, at)}).Delay
+}
+
+func unixTime(ms int64) time.Time {
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
