@@ -99,9 +99,9 @@ func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, will
 		s.compacting = false
 		s.mu.Unlock()
 	}()
-	s.hub.emit(Event{Type: CompactionStart, Reason: reason})
+	s.hub.emit(CompactionStartEvent{Reason: reason})
 	end := func(res *CompactionResult, failed error, retry bool) {
-		e := Event{Type: CompactionEnd, Reason: reason, Compaction: res, Aborted: failed != nil && ctx.Err() != nil, WillRetry: retry}
+		e := CompactionEndEvent{Reason: reason, Result: res, Aborted: failed != nil && ctx.Err() != nil, WillRetry: retry}
 		if failed != nil && !e.Aborted {
 			e.ErrorMessage = failed.Error()
 		}

@@ -108,7 +108,7 @@ func (s *Session) start(ctx context.Context, prompt []llm.Message, accepted func
 	r := &Run{done: make(chan struct{})}
 	go func() {
 		r.err = s.run(runCtx, prompt)
-		end(func() { s.hub.emit(Event{Type: AgentSettled}) })
+		end(func() { s.hub.emit(AgentSettledEvent{}) })
 		close(r.done)
 	}()
 	return r, nil

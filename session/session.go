@@ -6,7 +6,7 @@
 //
 //	s, err := session.New(session.Config{Provider: &sim.Model{}, Model: sim.Info()})
 //	unsubscribe := s.Subscribe(func(e session.Event) {
-//		if e.Type == session.AutoRetryStart { … e.Attempt, e.DelayMs … }
+//		if r, ok := e.(session.AutoRetryStartEvent); ok { … r.Attempt, r.DelayMs … }
 //	})
 //	err = s.Prompt(ctx, "What does rally do?", session.PromptOptions{})
 //	unsubscribe() // every event of the run has been delivered
@@ -355,7 +355,7 @@ func (s *Session) storeFailed(op string, err error) {
 		s.storeErr = fmt.Errorf("session: %s: %w", op, err)
 	}
 	s.mu.Unlock()
-	s.hub.emit(Event{Type: SessionError, Op: op, ErrorMessage: err.Error()})
+	s.hub.emit(SessionErrorEvent{Op: op, ErrorMessage: err.Error()})
 }
 
 // AbortRetry cancels a pending retry wait and stops retrying. If a retried
