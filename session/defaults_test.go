@@ -1,9 +1,7 @@
 package session
 
 import (
-	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/rally-agent/rally/agent"
@@ -27,28 +25,6 @@ func TestDefaultsAgreeWithSettings(t *testing.T) {
 		if c.lib != c.settings || c.got != c.lib {
 			t.Errorf("%s: library %d, settings constant %d, settings.Default %d", c.name, c.lib, c.settings, c.got)
 		}
-	}
-}
-
-// TestHookEventsAreTheSessionKinds: the settings' hooks[].on enum (which
-// settings cannot take from here) is exactly the session's event kinds.
-func TestHookEventsAreTheSessionKinds(t *testing.T) {
-	kinds := EventTypes()
-	f, _ := reflect.TypeOf(settings.Hook{}).FieldByName("On")
-	var enum []string
-	for _, part := range strings.Split(f.Tag.Get("jsonschema"), ",") {
-		if v, ok := strings.CutPrefix(part, "enum="); ok {
-			enum = append(enum, v)
-		}
-	}
-	var names []string
-	for _, k := range kinds {
-		names = append(names, string(k))
-	}
-	slices.Sort(enum)
-	slices.Sort(names)
-	if !slices.Equal(enum, names) {
-		t.Errorf("hooks on enum %v\nsession kinds %v", enum, names)
 	}
 }
 

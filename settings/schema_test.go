@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/invopop/jsonschema"
+
+	"github.com/rally-agent/rally/session"
 )
 
 var update = flag.Bool("update", false, "rewrite schema.json from the Go types")
@@ -32,6 +34,11 @@ func generateSchema(t *testing.T) []byte {
 	// so they cannot contain dots or brackets.
 	providers, _ := s.Properties.Get("providers")
 	providers.PropertyNames = &jsonschema.Schema{Pattern: providerName}
+	// A hook's "on" names session events: the session's list, not a copy.
+	on, _ := s.Definitions["Hook"].Properties.Get("on")
+	for _, k := range session.EventTypes() {
+		on.Items.Enum = append(on.Items.Enum, string(k))
+	}
 	var b bytes.Buffer
 	e := json.NewEncoder(&b)
 	e.SetEscapeHTML(false)
