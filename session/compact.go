@@ -92,7 +92,7 @@ func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, will
 	msgs := append([]llm.Message(nil), s.messages...)
 	ids := append([]string(nil), s.ids...)
 	provider, model := s.target.Provider, s.effective(s.target.Model)
-	s.compacting = true
+	s.compacting, s.compactReason = true, reason
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()

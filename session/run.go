@@ -104,6 +104,10 @@ func (r *runState) event(e agent.Event) {
 	case AgentEndEvent:
 		r.agentEnd = &e
 		return
+	case ToolExecutionStartEvent:
+		r.s.setTool(e.ToolName)
+	case ToolExecutionEndEvent:
+		r.s.setTool("")
 	case MessageEndEvent:
 		m := *e.Message
 		if failedAnswer(m) {
@@ -263,10 +267,16 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 	if len(failed.Content) > 0 {
 		s.hub.emit(MessageDiscardedEvent{Message: failed})
 	}
+	s.mu.Lock()
+	s.retries++
+	s.waiting = &retryWait{attempt: n, max: pol.MaxRetries, until: time.Now().Add(d.Delay), reason: failed.ErrorMessage}
+	s.mu.Unlock()
 	s.hub.emit(AutoRetryStartEvent{Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
 		ErrorMessage: failed.ErrorMessage, ErrorClass: rep.Class, SwitchedTo: switched})
 
-	if !s.wait(ctx, d.Delay) {
+	ok := s.wait(ctx, d.Delay)
+	s.endWait()
+	if !ok {
 		// Cancelled: the failed message is the prompt's final state after all.
 		s.record(*failed, false)
 		s.closeChain(n, RetryCancelled)

@@ -166,6 +166,19 @@ type State struct {
 	// repaired (Config.Resume's Warnings: a torn last line, dropped bad
 	// lines); nil for a clean or a new session.
 	LoadWarnings []string
+
+	// Phase is what the session is doing now.
+	Phase Phase
+	// Usage sums the working context's answers (Cost.Total their cost)
+	// and ContextTokens is its size: the figures of Stats, so a status
+	// line and get_session_stats agree.
+	Usage         llm.Usage
+	ContextTokens int
+	// Retries counts the retries this session made, over all prompts.
+	Retries int
+	// Queue are the messages queued to steer or follow up the running
+	// prompt (PendingCount of them), steering first.
+	Queue []llm.Message
 }
 
 // Store persists a session's entries; *journal.Journal, the session file,
@@ -218,6 +231,13 @@ type Session struct {
 	overflows   int  // overflow compactions of this prompt
 	shrunk      bool // this prompt already compacted with the smaller keep
 	noPause     bool // compacting within this prompt's run made no room
+	// compactReason is the running compaction's; waiting the retry
+	// announced and not yet begun; tool the running tool; retries the
+	// retries made so far (phase.go).
+	compactReason CompactionReason
+	waiting       *retryWait
+	tool          string
+	retries       int
 	// learned holds the context windows overflow errors stated (or the
 	// Windows store had); scale how far the estimate fell short of a
 	// provider's stated count (1 or more; 0 until an overflow said).
@@ -326,6 +346,12 @@ func (s *Session) State() State {
 		AutoRetryEnabled: s.autoRetry,
 		MessageCount:     len(s.messages),
 		PendingCount:     len(s.steer) + len(s.followUp),
+		Phase:            s.phaseLocked(),
+		Retries:          s.retries,
+	}
+	st.Usage, st.ContextTokens = s.usageLocked()
+	if st.PendingCount > 0 {
+		st.Queue = append(append([]llm.Message(nil), s.steer...), s.followUp...)
 	}
 	if j := s.cfg.Store; j != nil {
 		st.SessionFile, st.SessionID = j.Path(), j.ID()
