@@ -73,9 +73,12 @@ type Model struct {
 	now        time.Time // of the last tick or retry event
 	switchedTo string
 
-	// Usage from the messages seen.
-	ctxUsed int
-	cost    float64
+	// state is the session's State as last read (readState): the status
+	// line's usage, context size, window and phase come from there, not
+	// from counting events. stateSeq numbers the reads, applied the
+	// latest one shown, so a slow read cannot undo a newer one.
+	state             session.State
+	stateSeq, applied int
 
 	hooks hookNotice // a hook failure in the status line
 	wait  waitNotice // a fleet wait in the status line
@@ -113,9 +116,9 @@ func New(opts Options) *Model {
 	m.tr.add(block{kind: kInfo, text: welcome})
 	if m.sess != nil {
 		m.tr.load(m.sess.Messages())
-		m.usageFrom(m.sess.Messages())
 		m.retryOff = !m.sess.AutoRetryEnabled()
-		m.loadWarnings(m.sess.State().LoadWarnings)
+		m.state = m.sess.State()
+		m.loadWarnings(m.state.LoadWarnings)
 	}
 	return m
 }
@@ -202,8 +205,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sessionMsg:
 		return m, m.switchSession(msg)
 	case stateMsg:
-		if msg.gen == m.gen {
-			m.info.Model = msg.st.Model
+		if msg.gen == m.gen && msg.seq > m.applied {
+			m.applied, m.state, m.info.Model = msg.seq, msg.st, msg.st.Model
 		}
 		return m, nil
 	case modelsMsg:
@@ -224,8 +227,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, m.ed.update(msg)
 }
 
-// event handles a translated session event.
+// event handles a translated session event; every one but a delta
+// (which changes nothing the status line shows) then reads the session's
+// state.
 func (m *Model) event(msg any) tea.Cmd {
+	cmd := m.handle(msg)
+	if _, delta := msg.(deltaMsg); delta {
+		return cmd
+	}
+	return tea.Batch(cmd, m.readState())
+}
+
+func (m *Model) handle(msg any) tea.Cmd {
 	switch msg := msg.(type) {
 	case runStartMsg:
 		// A new run (also the retried one) clears a stale loader; Esc
@@ -253,8 +266,7 @@ func (m *Model) event(msg any) tea.Cmd {
 		}
 		m.switchedTo = msg.switchedTo
 		m.tr.add(block{kind: kNotice, text: "Usage limit reached: switched to " + msg.switchedTo})
-		// A fallback model changes the status line's model.
-		return tea.Batch(m.tick(), m.readState())
+		return m.tick()
 	case retryEndMsg:
 		m.loader = nil
 		if msg.success {
@@ -278,25 +290,27 @@ func (m *Model) event(msg any) tea.Cmd {
 		switch {
 		case msg.done:
 			m.tr.add(block{kind: kNotice, text: fmt.Sprintf("Compacted (%s): %d tokens of older messages summarised; the recent messages are kept as they were", msg.reason, msg.tokensBefore)})
-			m.ctxUsed = 0
 		case msg.aborted:
 			m.tr.add(block{kind: kNotice, text: "Compaction cancelled"})
 			m.lineDone = true
 		}
-		// An overflow may have taught the session a smaller window.
-		return tea.Batch(m.maybeFinish(), m.readState())
+		return m.maybeFinish()
 	case settledMsg:
 		m.settled = true
-		return tea.Batch(m.maybeFinish(), m.readState())
+		return m.maybeFinish()
 	}
 	return nil
 }
 
-// readState reads the session's state for the status line (its model and
-// the context window as the session knows it, learned ones included).
+// readState reads the session's state for the status line: its model and
+// window (learned ones included), usage, context size and phase.
 func (m *Model) readState() tea.Cmd {
-	s, gen := m.sess, m.gen
-	return func() tea.Msg { return stateMsg{gen: gen, st: s.State()} }
+	if m.sess == nil {
+		return nil
+	}
+	m.stateSeq++
+	s, gen, seq := m.sess, m.gen, m.stateSeq
+	return func() tea.Msg { return stateMsg{gen: gen, seq: seq, st: s.State()} }
 }
 
 func (m *Model) messageEnd(msg llm.Message) {
@@ -309,10 +323,6 @@ func (m *Model) messageEnd(msg llm.Message) {
 		m.failure = ""
 		if msg.StopReason == llm.Error {
 			m.failure = msg.ErrorMessage
-		}
-		if u := msg.Usage; u != nil && msg.StopReason != llm.Error {
-			m.ctxUsed = u.Input + u.CacheRead + u.CacheWrite + u.Output
-			m.cost += u.Cost.Total
 		}
 	}
 }
@@ -442,8 +452,7 @@ func (m *Model) switchSession(msg sessionMsg) tea.Cmd {
 	m.tr.reset()
 	msgs := msg.msgs
 	m.tr.load(msgs)
-	m.ctxUsed, m.cost = 0, 0
-	m.usageFrom(msgs)
+	m.state = msg.st
 	m.running, m.loader, m.queue, m.compacting = false, nil, nil, false
 	m.endHookBursts()
 	m.subscribe()
@@ -464,15 +473,6 @@ func (m *Model) loadWarnings(ws []string) {
 		text += fmt.Sprintf(" (%d more in the log)", len(ws)-1)
 	}
 	m.tr.add(block{kind: kNotice, text: text})
-}
-
-func (m *Model) usageFrom(msgs []llm.Message) {
-	for i := range msgs {
-		if u := msgs[i].Usage; u != nil && msgs[i].Role == llm.Assistant {
-			m.ctxUsed = u.Input + u.CacheRead + u.CacheWrite + u.Output
-			m.cost += u.Cost.Total
-		}
-	}
 }
 
 // key handles a key press.

@@ -139,8 +139,8 @@ type sessionMsg struct {
 
 // stateMsg is the session's state, read after a switch.
 type stateMsg struct {
-	gen int
-	st  session.State
+	gen, seq int
+	st       session.State
 }
 
 // modelMsg reports a /model switch.

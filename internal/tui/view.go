@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session"
 )
 
 // styles are the UI's colours. Under NO_COLOR every style is plain, and
@@ -121,11 +122,11 @@ func (m *Model) loaderLine() string {
 // goes too if need be.
 func (m *Model) statusLine(w int) string {
 	mod := m.info.Model
-	ctx := "ctx " + tokens(m.ctxUsed)
+	ctx := "ctx " + tokens(m.state.ContextTokens)
 	if mod.ContextWindow > 0 {
 		ctx += "/" + tokens(mod.ContextWindow)
 	}
-	cost := fmt.Sprintf("$%.4f", m.cost)
+	cost := fmt.Sprintf("$%.4f", m.state.Usage.Cost.Total)
 	name, retry := modelName(mod), m.retryState()
 	cands := [][]string{
 		{name, ctx, cost, retry, m.info.SessionName},
@@ -159,6 +160,16 @@ func (m *Model) retryState() string {
 		return fmt.Sprintf("waiting for a usage-limit reset %d/%d", l.attempt, l.max)
 	case l != nil:
 		return fmt.Sprintf("retrying %d/%d", l.attempt, l.max)
+	}
+	switch p := m.state.Phase; p.Kind {
+	case session.PhaseStreaming:
+		return "streaming"
+	case session.PhaseCompacting:
+		return "compacting"
+	case session.PhaseToolRunning:
+		return "running " + p.Tool
+	}
+	switch {
 	case m.switchedTo != "":
 		return "switched to " + m.switchedTo
 	case m.retryOff:
