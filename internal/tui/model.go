@@ -84,7 +84,6 @@ type Model struct {
 	wait  waitNotice // a fleet wait in the status line
 
 	retryOff     bool // auto-retry turned off (/retry off)
-	totalRetries int  // retries in this session so far (this UI's)
 	models       []llm.Model
 	sessions     []SessionInfo
 	clock        func() time.Time // for session ages only
@@ -258,7 +257,6 @@ func (m *Model) handle(msg any) tea.Cmd {
 		m.tr.toolEnd(msg.id, msg.result, msg.isError)
 	case retryStartMsg:
 		m.failure = ""
-		m.totalRetries++
 		m.loader = &msg
 		m.now = msg.at
 		if msg.switchedTo == "" {
@@ -268,6 +266,7 @@ func (m *Model) handle(msg any) tea.Cmd {
 		m.tr.add(block{kind: kNotice, text: "Usage limit reached: switched to " + msg.switchedTo})
 		return m.tick()
 	case retryEndMsg:
+		waited := m.loader
 		m.loader = nil
 		if msg.success {
 			return nil
@@ -277,6 +276,11 @@ func (m *Model) handle(msg any) tea.Cmd {
 		case msg.cancelled && m.aborted:
 			m.tr.add(block{kind: kNotice, text: fmt.Sprintf("Aborted after %d retry attempt(s)", msg.attempt)})
 		case msg.cancelled:
+			if waited != nil && waited.err != "" {
+				// The loader showed the failure; cancelling the wait must
+				// not take the only word of what went wrong off the screen.
+				m.tr.add(block{kind: kError, text: waited.err})
+			}
 			m.tr.add(block{kind: kNotice, text: "Retry cancelled"})
 		default:
 			m.tr.add(block{kind: kError, text: fmt.Sprintf("Retry failed after %d attempts: %s", msg.attempt, msg.finalError)})

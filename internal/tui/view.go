@@ -73,7 +73,7 @@ func (m *Model) render() string {
 // bottom is everything under the transcript.
 func (m *Model) bottom(w int) string {
 	var parts []string
-	if l := m.loaderLine(); l != "" {
+	if l := m.loaderLine(w); l != "" {
 		parts = append(parts, m.st.loader.Render(l))
 		if m.loader.err != "" {
 			parts = append(parts, m.st.info.Render(clipLine("  "+m.loader.err, w)))
@@ -102,16 +102,29 @@ func (m *Model) bottom(w int) string {
 // transcriptHeight is the transcript's height in the last frame.
 func (m *Model) transcriptHeight() int { return max(1, m.lastTH) }
 
-// loaderLine is the retry loader: "Retrying (2/3) in 4s… (esc to cancel)".
-func (m *Model) loaderLine() string {
+// loaderLine is the retry loader: "Retrying (2/3) in 4s… (esc to cancel)",
+// shortened to fit w columns so that "esc to cancel" always shows whole.
+func (m *Model) loaderLine(w int) string {
 	l := m.loader
 	if l == nil {
 		return ""
 	}
-	if l.class == "usage_limit" && l.switchedTo == "" {
-		return fmt.Sprintf("Waiting for the usage limit to reset (%d/%d): %ds… (esc to cancel)", l.attempt, l.max, m.secondsLeft())
+	n, left := fmt.Sprintf("%d/%d", l.attempt, l.max), m.secondsLeft()
+	forms := []string{
+		fmt.Sprintf("Retrying (%s) in %ds… (esc to cancel)", n, left),
+		fmt.Sprintf("Retry %s in %ds… esc to cancel", n, left),
+		fmt.Sprintf("%s in %ds… esc to cancel", n, left),
 	}
-	return fmt.Sprintf("Retrying (%d/%d) in %ds… (esc to cancel)", l.attempt, l.max, m.secondsLeft())
+	if l.class == "usage_limit" && l.switchedTo == "" {
+		forms = append([]string{fmt.Sprintf("Waiting for the usage limit to reset (%s): %ds… (esc to cancel)", n, left),
+			fmt.Sprintf("Usage limit (%s): %ds… esc to cancel", n, left)}, forms[1:]...)
+	}
+	for _, f := range forms {
+		if lipgloss.Width(f) <= w {
+			return f
+		}
+	}
+	return "esc to cancel"
 }
 
 // statusLine is provider/model · context used/window · cost · retry state
