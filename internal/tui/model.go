@@ -83,11 +83,11 @@ type Model struct {
 	hooks hookNotice // a hook failure in the status line
 	wait  waitNotice // a fleet wait in the status line
 
-	retryOff     bool // auto-retry turned off (/retry off)
-	models       []llm.Model
-	sessions     []SessionInfo
-	clock        func() time.Time // for session ages only
-	lastTH       int              // the transcript's height in the last frame
+	retryOff bool // auto-retry turned off (/retry off)
+	models   []llm.Model
+	sessions []SessionInfo
+	clock    func() time.Time // for session ages only
+	lastTH   int              // the transcript's height in the last frame
 
 	// wg counts the prompts and compactions running in commands.
 	wg *sync.WaitGroup

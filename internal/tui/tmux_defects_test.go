@@ -33,7 +33,9 @@ func TestTmuxStreamingStatus(t *testing.T) {
 	slow := llmtest.Step{Text: "Streaming slowly so that the status line is read in the middle of this answer.", Chunks: 12, Delay: 200 * time.Millisecond}
 	p := startRally(t, llmtest.NewServer(t, slow), 100, 30, "")
 	p.typeLine("go")
-	p.waitFor("a streaming status", func(s string) bool { return strings.Contains(s, "Streaming slowly") && strings.Contains(s, "· streaming") })
+	p.waitFor("a streaming status", func(s string) bool {
+		return strings.Contains(s, "Streaming slowly") && strings.Contains(s, "· streaming")
+	})
 	p.waitFor("the end of the answer", func(s string) bool { return strings.Contains(s, "of this answer.") && idle(s) })
 }
 
