@@ -1,8 +1,6 @@
 package session
 
 import (
-	"reflect"
-
 	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
@@ -144,7 +142,7 @@ func (AutoRetryEndEvent) Kind() EventType     { return AutoRetryEnd }
 func (SessionErrorEvent) Kind() EventType     { return SessionError }
 
 // events holds a zero value of every kind, in the order of docs/rpc.md:
-// EventTypes and NewEvent read it, so a kind is listed once.
+// EventTypes and ZeroEvent read it, so a kind is listed once.
 var events = [...]Event{
 	AgentStartEvent{}, AgentEndEvent{}, AgentSettledEvent{},
 	TurnStartEvent{}, TurnEndEvent{},
@@ -165,12 +163,13 @@ func EventTypes() []EventType {
 	return out
 }
 
-// NewEvent returns a pointer to a zero event of kind k, to decode a wire
-// line into (package rpc/wire), or false for a kind this package lacks.
-func NewEvent(k EventType) (any, bool) {
+// ZeroEvent returns the zero event of kind k (what package rpc/wire
+// decodes a line of that kind into), or false for a kind this package
+// lacks.
+func ZeroEvent(k EventType) (Event, bool) {
 	for _, e := range events {
 		if e.Kind() == k {
-			return reflect.New(reflect.TypeOf(e)).Interface(), true
+			return e, true
 		}
 	}
 	return nil, false

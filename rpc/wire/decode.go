@@ -60,12 +60,13 @@ func DecodeEvent(b []byte) (session.Event, error) {
 		}
 		return e, nil
 	}
-	p, ok := session.NewEvent(head.Type)
+	zero, ok := session.ZeroEvent(head.Type)
 	if !ok {
 		return Unknown{Type: head.Type, Line: append(json.RawMessage(nil), b...)}, nil
 	}
-	if err := json.Unmarshal(b, p); err != nil {
+	p := reflect.New(reflect.TypeOf(zero))
+	if err := json.Unmarshal(b, p.Interface()); err != nil {
 		return nil, fmt.Errorf("wire: decode %s: %w", head.Type, err)
 	}
-	return reflect.ValueOf(p).Elem().Interface().(session.Event), nil
+	return p.Elem().Interface().(session.Event), nil
 }
