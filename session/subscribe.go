@@ -184,14 +184,11 @@ func snapshot(e Event) Event {
 		}
 		return e
 	case MessageStartEvent:
-		e.Message = e.Message.Clone()
-		return e
+		return MessageStartEvent{Message: e.Message.Clone()}
 	case MessageEndEvent:
-		e.Message = e.Message.Clone()
-		return e
+		return MessageEndEvent{Message: e.Message.Clone()}
 	case MessageDiscardedEvent:
-		e.Message = e.Message.Clone()
-		return e
+		return MessageDiscardedEvent{Message: e.Message.Clone()}
 	case TurnEndEvent:
 		e.Message = e.Message.Clone()
 		return e
