@@ -92,3 +92,24 @@ func TestStatePhase(t *testing.T) {
 var synctestStart = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func prompt(s *Session) (*Run, error) { return s.Start(context.Background(), "go", PromptOptions{}) }
+
+// TestClearQueue: State lists what waits to steer or follow up, steering
+// first, and ClearQueue takes it all back.
+func TestClearQueue(t *testing.T) {
+	s, _, stop := newSession(t, &fake{}, Config{})
+	defer stop()
+	user := func(text string) llm.Message { return llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(text)}} }
+	s.FollowUp(user("later"))
+	s.Steer(user("now"))
+	st := s.State()
+	if st.PendingCount != 2 || len(st.Queue) != 2 || st.Queue[0].TextOf() != "now" || st.Queue[1].TextOf() != "later" {
+		t.Fatalf("State queue %d %+v", st.PendingCount, st.Queue)
+	}
+	steer, follow := s.ClearQueue()
+	if len(steer) != 1 || len(follow) != 1 || follow[0].TextOf() != "later" {
+		t.Fatalf("ClearQueue %+v %+v", steer, follow)
+	}
+	if st := s.State(); st.PendingCount != 0 || st.Queue != nil {
+		t.Errorf("after ClearQueue: %d %+v", st.PendingCount, st.Queue)
+	}
+}

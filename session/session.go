@@ -423,6 +423,17 @@ func (s *Session) FollowUp(m llm.Message) {
 	s.mu.Unlock()
 }
 
+// ClearQueue takes every queued steering and follow-up message out of the
+// session and returns them (pi's clearQueue): what a UI does with
+// messages a run ended before it could deliver (a failure, an abort).
+func (s *Session) ClearQueue() (steering, followUp []llm.Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	steering, followUp = s.steer, s.followUp
+	s.steer, s.followUp = nil, nil
+	return steering, followUp
+}
+
 // takeSteering hands over one queued steering message at a time, as the
 // reference protocol's default "one-at-a-time" steering mode does.
 func (s *Session) takeSteering() []llm.Message {

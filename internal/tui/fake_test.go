@@ -37,6 +37,7 @@ type fakeSession struct {
 	usage         llm.Usage
 	contextTokens int
 	phase         session.Phase
+	queue         []llm.Message // FollowUp's
 }
 
 func newFake() *fakeSession { return &fakeSession{autoRetry: true} }
@@ -84,10 +85,24 @@ func (f *fakeSession) State() session.State {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return session.State{Model: f.model, SessionFile: f.sessionFile, SessionID: "s1", MessageCount: len(f.messages), AutoRetryEnabled: auto, LoadWarnings: f.warnings,
-		Usage: f.usage, ContextTokens: f.contextTokens, Phase: f.phase}
+		Usage: f.usage, ContextTokens: f.contextTokens, Phase: f.phase, Queue: append([]llm.Message(nil), f.queue...), PendingCount: len(f.queue)}
 }
 
 func (f *fakeSession) Messages() []llm.Message { return f.messages }
+
+func (f *fakeSession) FollowUp(m llm.Message) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queue = append(f.queue, m)
+}
+
+func (f *fakeSession) ClearQueue() (steering, followUp []llm.Message) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.queue
+	f.queue = nil
+	return nil, q
+}
 
 // testModel is a Model with a fake session at 80×20.
 func testModel(t *testing.T, opts Options) (*Model, *fakeSession) {

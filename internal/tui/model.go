@@ -65,7 +65,6 @@ type Model struct {
 	aborted           bool   // the run's last message ended aborted
 	failure           string // the run's last message's error, if it ended in error
 	lineDone          bool   // a final line (retry failed/cancelled, aborted) was shown
-	queue             []string
 
 	// The retry loader.
 	loader     *retryStartMsg
@@ -332,8 +331,9 @@ func (m *Model) messageEnd(msg llm.Message) {
 }
 
 // maybeFinish ends the run once Prompt has returned and its events have
-// all arrived (they come on different goroutines), then sends the next
-// queued prompt.
+// all arrived (they come on different goroutines). Prompts typed during
+// the run were queued in the session as follow-ups; those the run did not
+// deliver (it failed or was aborted first) are taken back and sent next.
 func (m *Model) maybeFinish() tea.Cmd {
 	if !m.running || !m.returned || !(m.settled || m.noEvents() || (m.manual && m.compacted)) {
 		return nil
@@ -351,12 +351,24 @@ func (m *Model) maybeFinish() tea.Cmd {
 		}
 	}
 	m.running, m.compacting, m.loader = false, false, nil
-	if len(m.queue) > 0 {
-		next := m.queue[0]
-		m.queue = m.queue[1:]
-		return m.send(next)
+	steer, left := m.sess.ClearQueue()
+	left = append(steer, left...)
+	if len(left) == 0 {
+		return nil
 	}
-	return nil
+	cmd := m.send(left[0].TextOf())
+	for _, q := range left[1:] {
+		m.sess.FollowUp(q)
+	}
+	m.refreshState()
+	return cmd
+}
+
+// refreshState reads the session's state now, in Update (State returns at
+// once), for what must show before the next frame: the queue just typed.
+func (m *Model) refreshState() {
+	m.stateSeq++
+	m.applied, m.state = m.stateSeq, m.sess.State()
 }
 
 // noEvents reports a Prompt that failed before its run began (busy, or a
@@ -368,7 +380,8 @@ func (m *Model) noEvents() bool {
 // send starts a prompt, or queues it behind the running one.
 func (m *Model) send(text string) tea.Cmd {
 	if m.running {
-		m.queue = append(m.queue, text)
+		m.sess.FollowUp(llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(text)}, Timestamp: llm.Now()})
+		m.refreshState()
 		return nil
 	}
 	m.beginRun()
@@ -457,7 +470,7 @@ func (m *Model) switchSession(msg sessionMsg) tea.Cmd {
 	msgs := msg.msgs
 	m.tr.load(msgs)
 	m.state = msg.st
-	m.running, m.loader, m.queue, m.compacting = false, nil, nil, false
+	m.running, m.loader, m.compacting = false, nil, false
 	m.endHookBursts()
 	m.subscribe()
 	m.tr.add(block{kind: kInfo, text: msg.what})

@@ -18,6 +18,10 @@ type Session interface {
 	AbortRetry()
 	SetAutoRetryEnabled(on bool)
 	AutoRetryEnabled() bool
+	// FollowUp queues a message for the running prompt; ClearQueue takes
+	// back what its run ended without delivering.
+	FollowUp(m llm.Message)
+	ClearQueue() (steering, followUp []llm.Message)
 	State() session.State
 	Messages() []llm.Message
 }

@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -81,5 +82,34 @@ func TestTmuxStatusAgreesWithStats(t *testing.T) {
 				t.Errorf("status line %q\nget_session_stats says %q", status, want)
 			}
 		})
+	}
+}
+
+// TestTmuxQueueIsTheSessions: a prompt typed while a run streams waits in
+// the session's follow-up queue (shown under the transcript) and is
+// delivered by that run once the model stops: one more model call with
+// the answer and the queued prompt in its context, and one operation (one
+// agent_settled, counted by a hook), not a second prompt after it.
+func TestTmuxQueueIsTheSessions(t *testing.T) {
+	slow := llmtest.Step{Text: "Streaming slowly so that a second prompt is typed meanwhile.", Chunks: 12, Delay: 200 * time.Millisecond}
+	srv := llmtest.NewServer(t, slow, llmtest.Step{Text: "Answer to the follow-up."})
+	settings := `{"hooks": [{"on": ["agent_settled"], "command": ["sh", "-c", "echo settled >> settled.txt"]}]}`
+	p := startRally(t, srv, 100, 30, settings)
+	p.typeLine("first")
+	p.waitText("Streaming slowly")
+	p.typeLine("second")
+	p.waitText("queued: second")
+	s := p.waitFor("the follow-up's answer", func(s string) bool { return strings.Contains(s, "Answer to the follow-up.") && idle(s) })
+	if strings.Contains(s, "queued:") || !strings.Contains(s, "› second") {
+		t.Errorf("after the run:\n%s", s)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 || reqs[1].Messages != reqs[0].Messages+2 {
+		t.Fatalf("requests %+v, want the follow-up sent in the run's second call after the first answer", reqs)
+	}
+	p.keys("C-d")
+	p.waitExit()
+	if got, _ := os.ReadFile(filepath.Join(p.dir, "settled.txt")); string(got) != "settled\n" {
+		t.Errorf("agent_settled hooks ran %q, want once: the follow-up is part of the run", got)
 	}
 }

@@ -83,8 +83,8 @@ func (m *Model) bottom(w int) string {
 	} else if m.running {
 		parts = append(parts, m.st.info.Render("Working… (esc to interrupt)"))
 	}
-	for _, q := range m.queue {
-		parts = append(parts, m.st.queued.Render(clipLine("queued: "+q, w)))
+	for _, q := range m.state.Queue {
+		parts = append(parts, m.st.queued.Render(clipLine("queued: "+q.TextOf(), w)))
 	}
 	if c := m.confirm; c != nil {
 		parts = append(parts, m.st.notice.Render(clipLine(fmt.Sprintf("Run %s %s? [y/n]", c.name, c.args), w)))
