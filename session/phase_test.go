@@ -98,7 +98,9 @@ func prompt(s *Session) (*Run, error) { return s.Start(context.Background(), "go
 func TestClearQueue(t *testing.T) {
 	s, _, stop := newSession(t, &fake{}, Config{})
 	defer stop()
-	user := func(text string) llm.Message { return llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(text)}} }
+	user := func(text string) llm.Message {
+		return llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(text)}}
+	}
 	s.FollowUp(user("later"))
 	s.Steer(user("now"))
 	st := s.State()
