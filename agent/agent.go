@@ -94,8 +94,8 @@ func (c *Config) Run(ctx context.Context, msgs []llm.Message, opts Options, emit
 		byName[specs[i].Name] = t
 	}
 	attempt := max(opts.Attempt, 1)
-	emit(Event{Type: AgentStart})
-	defer func() { emit(Event{Type: AgentEnd, Messages: out.Added}) }()
+	emit(AgentStartEvent{})
+	defer func() { emit(AgentEndEvent{Messages: out.Added}) }()
 
 	convo := msgs
 	for turn := 1; ; turn++ {
@@ -106,12 +106,12 @@ func (c *Config) Run(ctx context.Context, msgs []llm.Message, opts Options, emit
 			out.Paused = true
 			return out, nil
 		}
-		emit(Event{Type: TurnStart})
+		emit(TurnStartEvent{})
 		if turn == 1 {
 			for i := range opts.Prompt {
 				m := opts.Prompt[i]
-				emit(Event{Type: MessageStart, Message: &m})
-				emit(Event{Type: MessageEnd, Message: &m})
+				emit(MessageStartEvent{Message: &m})
+				emit(MessageEndEvent{Message: &m})
 				convo = append(convo, m)
 				out.Added = append(out.Added, m)
 			}
@@ -123,13 +123,13 @@ func (c *Config) Run(ctx context.Context, msgs []llm.Message, opts Options, emit
 		out.Added = append(out.Added, *msg)
 		if callErr != nil {
 			out.CallErr, out.Output = callErr, output
-			emit(Event{Type: TurnEnd, Message: msg})
+			emit(TurnEndEvent{Message: msg})
 			return out, nil
 		}
 		results, steered := c.runTools(ctx, msg.ToolCalls(), byName, emit)
 		convo = append(convo, results...)
 		out.Added = append(out.Added, results...)
-		emit(Event{Type: TurnEnd, Message: msg, ToolResults: results})
+		emit(TurnEndEvent{Message: msg, ToolResults: results})
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
@@ -142,8 +142,8 @@ func (c *Config) Run(ctx context.Context, msgs []llm.Message, opts Options, emit
 			more = c.FollowUp()
 		}
 		for _, m := range more {
-			emit(Event{Type: MessageStart, Message: &m})
-			emit(Event{Type: MessageEnd, Message: &m})
+			emit(MessageStartEvent{Message: &m})
+			emit(MessageEndEvent{Message: &m})
 		}
 		convo = append(convo, more...)
 		out.Added = append(out.Added, more...)
@@ -164,8 +164,8 @@ func (c *Config) call(ctx context.Context, req *llm.Request, emit func(Event)) (
 		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
 			m.StopReason = llm.Aborted
 		}
-		emit(Event{Type: MessageStart, Message: m})
-		emit(Event{Type: MessageEnd, Message: m})
+		emit(MessageStartEvent{Message: m})
+		emit(MessageEndEvent{Message: m})
 		return m, err, false
 	}
 	defer s.Close()
@@ -176,7 +176,7 @@ func (c *Config) call(ctx context.Context, req *llm.Request, emit func(Event)) (
 		}
 		switch e.Type {
 		case llm.EventStart:
-			emit(Event{Type: MessageStart, Message: e.Partial})
+			emit(MessageStartEvent{Message: e.Partial})
 		case llm.EventDone:
 		case llm.EventError:
 			failure = e.Err
@@ -184,7 +184,7 @@ func (c *Config) call(ctx context.Context, req *llm.Request, emit func(Event)) (
 			if e.Type != llm.EventTextStart && e.Type != llm.EventThinkingStart {
 				output = true
 			}
-			emit(Event{Type: MessageUpdate, Message: e.Partial, Assistant: &e})
+			emit(MessageUpdateEvent{Message: e.Partial, Assistant: &e})
 		}
 	}
 	m = s.Message()
@@ -192,7 +192,7 @@ func (c *Config) call(ctx context.Context, req *llm.Request, emit func(Event)) (
 		// The stream failed because the run was aborted.
 		m.StopReason = llm.Aborted
 	}
-	emit(Event{Type: MessageEnd, Message: m})
+	emit(MessageEndEvent{Message: m})
 	return m, failure, output
 }
 
@@ -209,9 +209,9 @@ func (c *Config) runTools(ctx context.Context, calls []llm.Content, byName map[s
 			results = append(results, c.result(call, tool.Result{Content: []llm.Content{llm.Text(why)}, IsError: true}, emit))
 			continue
 		}
-		emit(Event{Type: ToolExecutionStart, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments})
+		emit(ToolExecutionStartEvent{ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments})
 		res := execute(ctx, byName[call.Name], call)
-		emit(Event{Type: ToolExecutionEnd, ToolCallID: call.ID, ToolName: call.Name, Result: &res, IsError: res.IsError})
+		emit(ToolExecutionEndEvent{ToolCallID: call.ID, ToolName: call.Name, Result: &res, IsError: res.IsError})
 		results = append(results, c.result(call, res, emit))
 		if c.Steering != nil {
 			steered = c.Steering()
@@ -226,8 +226,8 @@ func (c *Config) result(call llm.Content, res tool.Result, emit func(Event)) llm
 		content = []llm.Content{}
 	}
 	m := llm.Message{Role: llm.ToolResult, ToolCallID: call.ID, ToolName: call.Name, Content: content, IsError: res.IsError, Timestamp: llm.Now()}
-	emit(Event{Type: MessageStart, Message: &m})
-	emit(Event{Type: MessageEnd, Message: &m})
+	emit(MessageStartEvent{Message: &m})
+	emit(MessageEndEvent{Message: &m})
 	return m
 }
 

@@ -31,8 +31,8 @@ func TestLoopRunsToolsThenAnswers(t *testing.T) {
 	}
 	var order []EventType
 	for _, e := range evs {
-		if e.Type != MessageUpdate {
-			order = append(order, e.Type)
+		if e.Kind() != MessageUpdate {
+			order = append(order, e.Kind())
 		}
 	}
 	want := []EventType{AgentStart, TurnStart, MessageStart, MessageEnd, MessageStart, MessageEnd,
@@ -88,8 +88,8 @@ func TestMaxTurnsAndBadTools(t *testing.T) {
 	if got := results[1].TextOf(); got != "boom: internal error: kaboom" {
 		t.Errorf("panic result %q", got)
 	}
-	if evs[len(evs)-1].Type != AgentEnd {
-		t.Errorf("last event %s", evs[len(evs)-1].Type)
+	if evs[len(evs)-1].Kind() != AgentEnd {
+		t.Errorf("last event %s", evs[len(evs)-1].Kind())
 	}
 }
 
@@ -139,7 +139,7 @@ func TestPause(t *testing.T) {
 	if last := out.Added[len(out.Added)-1]; last.Role != llm.ToolResult {
 		t.Errorf("paused run ends with %v, want the tool results", last.Role)
 	}
-	if evs[len(evs)-1].Type != AgentEnd {
-		t.Errorf("last event %s", evs[len(evs)-1].Type)
+	if evs[len(evs)-1].Kind() != AgentEnd {
+		t.Errorf("last event %s", evs[len(evs)-1].Kind())
 	}
 }

@@ -308,7 +308,7 @@ func (c *Client) dispatch(b []byte) {
 	if err != nil {
 		return // not a protocol line; a server never writes one
 	}
-	if e.Type == "response" { // a response with its keys in another order
+	if e.Kind() == "response" { // a response with its keys in another order
 		c.response(b)
 		return
 	}
@@ -318,7 +318,7 @@ func (c *Client) dispatch(b []byte) {
 	for s := range c.subs {
 		s.push(c.seq, e)
 	}
-	switch e.Type {
+	switch e.Kind() {
 	case session.AgentStart:
 		c.setActiveLocked(true)
 	case session.AgentSettled:

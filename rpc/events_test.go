@@ -91,7 +91,8 @@ func TestClientRebuildsDeltas(t *testing.T) {
 		}
 		rec.mu.Lock()
 		for _, e := range rec.events {
-			if e.Type != session.MessageUpdate || e.Assistant.Type != llm.EventTextDelta {
+			e, ok := e.(session.MessageUpdateEvent)
+			if !ok || e.Assistant.Type != llm.EventTextDelta {
 				continue
 			}
 			if e.Message == nil || e.Assistant.Partial != e.Message {

@@ -21,12 +21,12 @@ func ExampleStart() {
 	defer c.Close() // closes stdin: rally aborts any run and exits
 
 	unsubscribe := c.Subscribe(func(e rpc.Event) {
-		switch e.Type {
-		case session.MessageUpdate:
+		switch e := e.(type) {
+		case session.MessageUpdateEvent:
 			if e.Assistant.Type == llm.EventTextDelta {
 				fmt.Print(e.Assistant.Delta)
 			}
-		case session.AutoRetryStart:
+		case session.AutoRetryStartEvent:
 			fmt.Fprintf(os.Stderr, "\nretrying (%d/%d) in %dms: %s\n", e.Attempt, e.MaxAttempts, e.DelayMs, e.ErrorMessage)
 		}
 	})

@@ -34,11 +34,11 @@ func TestRetryOverProcess(t *testing.T) {
 	if err := c.WaitSettled(ctx); err != nil {
 		t.Fatal(err)
 	}
-	start, i := rec.waitFor(t, session.AutoRetryStart, 0)
+	start, i := waitFor[session.AutoRetryStartEvent](t, rec, 0)
 	if start.Attempt != 1 || start.MaxAttempts != 3 || start.DelayMs != 1 || start.ErrorClass != retry.Transient || !strings.Contains(start.ErrorMessage, "503") {
 		t.Errorf("auto_retry_start %+v", start)
 	}
-	end, _ := rec.waitFor(t, session.AutoRetryEnd, i)
+	end, _ := waitFor[session.AutoRetryEndEvent](t, rec, i)
 	if !end.Success || end.Attempt != 1 {
 		t.Errorf("auto_retry_end %+v", end)
 	}

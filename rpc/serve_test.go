@@ -69,17 +69,16 @@ func record(c *Client) *recorder {
 	return r
 }
 
-// waitFor returns the first event of type typ at or after index from,
-// and its index, failing the test after 10 s.
-func (r *recorder) waitFor(t *testing.T, typ session.EventType, from int) (Event, int) {
+// waitFor returns the first event of type T at or after index from, and
+// its index, failing the test after 10 s.
+func waitFor[T Event](t *testing.T, r *recorder, from int) (T, int) {
 	t.Helper()
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
 	for {
 		r.mu.Lock()
 		for i := from; i < len(r.events); i++ {
-			if r.events[i].Type == typ {
-				e := r.events[i]
+			if e, ok := r.events[i].(T); ok {
 				r.mu.Unlock()
 				return e, i
 			}
@@ -88,7 +87,8 @@ func (r *recorder) waitFor(t *testing.T, typ session.EventType, from int) (Event
 		select {
 		case <-r.wake:
 		case <-deadline.C:
-			t.Fatalf("no %s event after #%d", typ, from)
+			var zero T
+			t.Fatalf("no %s event after #%d", zero.Kind(), from)
 		}
 	}
 }
@@ -98,7 +98,7 @@ func (r *recorder) types() []string {
 	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.events {
-		out = append(out, string(e.Type))
+		out = append(out, string(e.Kind()))
 	}
 	return out
 }
@@ -139,7 +139,7 @@ func TestClientEveryCommandInProcess(t *testing.T) {
 	if err := c.WaitSettled(ctx); err != nil {
 		t.Fatal(err)
 	}
-	upd, _ := rec.waitFor(t, session.MessageUpdate, 0)
+	upd, _ := waitFor[session.MessageUpdateEvent](t, rec, 0)
 	if upd.Assistant == nil || upd.Assistant.Partial != upd.Message || upd.Message.Role != llm.Assistant {
 		t.Errorf("message_update decoded as %+v", upd)
 	}
@@ -225,9 +225,9 @@ func TestCompactInProcess(t *testing.T) {
 	if err != nil || res.Summary == "" || res.TokensBefore == 0 {
 		t.Fatalf("compact: %+v %v", res, err)
 	}
-	_, i := rec.waitFor(t, session.CompactionEnd, 0) // the empty session's
-	end, _ := rec.waitFor(t, session.CompactionEnd, i+1)
-	if end.Reason != session.ReasonManual || end.Compaction == nil {
+	_, i := waitFor[session.CompactionEndEvent](t, rec, 0) // the empty session's
+	end, _ := waitFor[session.CompactionEndEvent](t, rec, i+1)
+	if end.Reason != session.ReasonManual || end.Result == nil {
 		t.Errorf("compaction_end %+v", end)
 	}
 }
@@ -257,7 +257,7 @@ func TestPromptWhileRunning(t *testing.T) {
 		t.Fatal(err)
 	}
 	// abort answers once the run has settled.
-	if _, i := rec.waitFor(t, session.AgentSettled, 0); i < 0 {
+	if _, i := waitFor[session.AgentSettledEvent](t, rec, 0); i < 0 {
 		t.Fatal("unreachable")
 	}
 	st, _ = c.GetState(ctx)
@@ -301,7 +301,7 @@ func TestRetryInProcess(t *testing.T) {
 	if !strings.HasSuffix(got, "agent_settled") || strings.Count(got, "agent_start") != 3 {
 		t.Errorf("WaitSettled returned before the last run settled: %s", got)
 	}
-	end, _ := rec.waitFor(t, session.AutoRetryEnd, 0)
+	end, _ := waitFor[session.AutoRetryEndEvent](t, rec, 0)
 	if !end.Success || end.Attempt != 2 {
 		t.Errorf("auto_retry_end %+v", end)
 	}

@@ -191,7 +191,8 @@ func (s *server) watch() (*session.Session, *session.Subscription) {
 		s.sub = s.sess.Watch(func(e session.Event) {
 			enc.Deltas = s.deltas.Load()
 			// Streaming deltas are not flushed one by one (see output).
-			s.out.send(enc.Encode(e), e.Type != session.MessageUpdate && e.Type != session.ToolExecutionUpdate)
+			k := e.Kind()
+			s.out.send(enc.Encode(e), k != session.MessageUpdate && k != session.ToolExecutionUpdate)
 		})
 	}
 	return s.sess, s.sub

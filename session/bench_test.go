@@ -47,7 +47,7 @@ func BenchmarkDeltaOverhead(b *testing.B) {
 			s, _ := New(Config{Provider: deltas{n}})
 			got := 0
 			unsub := s.Subscribe(func(e Event) {
-				if e.Type == MessageUpdate {
+				if _, ok := e.(MessageUpdateEvent); ok {
 					got++
 				}
 			})
@@ -74,10 +74,10 @@ func BenchmarkAbortRetryLatency(b *testing.B) {
 		s, _ := New(Config{Provider: f, Retry: pol.For})
 		started, ended := make(chan struct{}, 1), make(chan time.Time, 1)
 		unsub := s.Subscribe(func(e Event) {
-			switch e.Type {
-			case AutoRetryStart:
+			switch e.(type) {
+			case AutoRetryStartEvent:
 				started <- struct{}{}
-			case AutoRetryEnd:
+			case AutoRetryEndEvent:
 				ended <- time.Now()
 			}
 		})

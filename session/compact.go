@@ -92,16 +92,16 @@ func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, will
 	msgs := append([]llm.Message(nil), s.messages...)
 	ids := append([]string(nil), s.ids...)
 	provider, model := s.target.Provider, s.effective(s.target.Model)
-	s.compacting = true
+	s.compacting, s.compactReason = true, reason
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		s.compacting = false
 		s.mu.Unlock()
 	}()
-	s.hub.emit(Event{Type: CompactionStart, Reason: reason})
+	s.hub.emit(CompactionStartEvent{Reason: reason})
 	end := func(res *CompactionResult, failed error, retry bool) {
-		e := Event{Type: CompactionEnd, Reason: reason, Compaction: res, Aborted: failed != nil && ctx.Err() != nil, WillRetry: retry}
+		e := CompactionEndEvent{Reason: reason, Result: res, Aborted: failed != nil && ctx.Err() != nil, WillRetry: retry}
 		if failed != nil && !e.Aborted {
 			e.ErrorMessage = failed.Error()
 		}

@@ -53,12 +53,12 @@ func TestOverflowCompactsAndContinues(t *testing.T) {
 	if strings.Join(order, " ") != strings.Join(want, " ") {
 		t.Errorf("events %v, want %v", order, want)
 	}
-	ends := rec.of(CompactionEnd)
-	res := ends[0].Compaction
+	ends := of[CompactionEndEvent](rec)
+	res := ends[0].Result
 	if ends[0].Reason != ReasonOverflow || !ends[0].WillRetry || ends[0].Aborted || res == nil || res.FirstKeptEntryID == "" || res.TokensBefore == 0 {
 		t.Errorf("compaction_end %+v result %+v", ends[0], res)
 	}
-	if ae := rec.of(AgentEnd); !ae[0].WillRetry || ae[1].WillRetry {
+	if ae := of[AgentEndEvent](rec); !ae[0].WillRetry || ae[1].WillRetry {
 		t.Errorf("agent_end willRetry %v %v", ae[0].WillRetry, ae[1].WillRetry)
 	}
 	// The call after compaction sends the summary and the kept tail only.
@@ -95,7 +95,7 @@ func TestSecondCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop()
-	ends := rec.of(CompactionEnd)
+	ends := of[CompactionEndEvent](rec)
 	if len(ends) != 2 || !ends[0].WillRetry || !ends[1].WillRetry || f.calls() != 5 {
 		t.Fatalf("%d compactions in %d calls, want 2 in 5: %+v", len(ends), f.calls(), ends)
 	}
@@ -124,7 +124,7 @@ func TestStillOverflowsFails(t *testing.T) {
 			t.Errorf("message %q does not say %q", err, want)
 		}
 	}
-	if n := len(rec.of(CompactionStart)); n != 2 {
+	if n := len(of[CompactionStartEvent](rec)); n != 2 {
 		t.Errorf("%d compactions, want 2", n)
 	}
 }
@@ -141,7 +141,7 @@ func TestSummaryCallRetried(t *testing.T) {
 		if f.calls() != 4 || time.Since(start) != 2*time.Second {
 			t.Errorf("%d calls in %v, want 4 with one 2s backoff", f.calls(), time.Since(start))
 		}
-		if n := len(rec.of(AutoRetryStart)); n != 0 {
+		if n := len(of[AutoRetryStartEvent](rec)); n != 0 {
 			t.Errorf("%d auto_retry_start for the summary call", n)
 		}
 	})
@@ -163,7 +163,7 @@ func TestAbortDuringCompaction(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("err %v", err)
 		}
-		ends := rec.of(CompactionEnd)
+		ends := of[CompactionEndEvent](rec)
 		if len(ends) != 1 || !ends[0].Aborted || ends[0].WillRetry {
 			t.Errorf("compaction_end %+v", ends)
 		}
@@ -187,7 +187,7 @@ func TestThresholdCompaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop()
-	ends := rec.of(CompactionEnd)
+	ends := of[CompactionEndEvent](rec)
 	if len(ends) != 1 || ends[0].Reason != ReasonThreshold || ends[0].WillRetry || f.calls() != 2 {
 		t.Fatalf("compaction_end %+v after %d calls", ends, f.calls())
 	}
@@ -261,17 +261,19 @@ func TestOverflowCompactionFails(t *testing.T) {
 			}
 			var order []string
 			for _, e := range rec.events {
-				switch e.Type {
-				case AgentEnd, CompactionEnd:
-					order = append(order, fmt.Sprintf("%s(willRetry=%v)", e.Type, e.WillRetry))
-				case CompactionStart, AgentSettled, AutoRetryStart, AutoRetryEnd:
-					order = append(order, string(e.Type))
+				switch e := e.(type) {
+				case AgentEndEvent:
+					order = append(order, fmt.Sprintf("%s(willRetry=%v)", e.Kind(), e.WillRetry))
+				case CompactionEndEvent:
+					order = append(order, fmt.Sprintf("%s(willRetry=%v)", e.Kind(), e.WillRetry))
+				case CompactionStartEvent, AgentSettledEvent, AutoRetryStartEvent, AutoRetryEndEvent:
+					order = append(order, string(e.Kind()))
 				}
 			}
 			if got := strings.Join(order, " "); got != tc.events {
 				t.Errorf("events %s\nwant   %s", got, tc.events)
 			}
-			ends := rec.of(CompactionEnd)
+			ends := of[CompactionEndEvent](rec)
 			if e := ends[len(ends)-1]; e.Aborted || !strings.Contains(e.ErrorMessage, tc.want) {
 				t.Errorf("last compaction_end aborted %v errorMessage %q, want an error saying %q", e.Aborted, e.ErrorMessage, tc.want)
 			}

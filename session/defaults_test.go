@@ -9,11 +9,11 @@ import (
 
 // TestLoopKindsAreTheAgents: the loop's kinds pass through unchanged.
 func TestLoopKindsAreTheAgents(t *testing.T) {
-	for _, k := range []agent.EventType{agent.AgentStart, agent.AgentEnd, agent.TurnStart, agent.TurnEnd,
-		agent.MessageStart, agent.MessageUpdate, agent.MessageEnd,
-		agent.ToolExecutionStart, agent.ToolExecutionUpdate, agent.ToolExecutionEnd} {
-		if e := fromLoop(agent.Event{Type: k}); !slices.Contains(EventTypes(), e.Type) || string(e.Type) != string(k) {
-			t.Errorf("agent kind %q became %q", k, e.Type)
+	for _, e := range []agent.Event{agent.AgentStartEvent{}, agent.AgentEndEvent{}, agent.TurnStartEvent{}, agent.TurnEndEvent{},
+		agent.MessageStartEvent{}, agent.MessageUpdateEvent{}, agent.MessageEndEvent{},
+		agent.ToolExecutionStartEvent{}, agent.ToolExecutionUpdateEvent{}, agent.ToolExecutionEndEvent{}} {
+		if !slices.Contains(EventTypes(), e.Kind()) {
+			t.Errorf("agent kind %q is not a session kind", e.Kind())
 		}
 	}
 }

@@ -40,7 +40,7 @@ func TestEndToEndOverLoopback(t *testing.T) {
 	if len(reqs) != 2 || reqs[0].Attempt != "1" || reqs[1].Attempt != "2" {
 		t.Fatalf("requests %+v, want attempts 1 then 2", reqs)
 	}
-	if st := rec.of(AutoRetryStart); len(st) != 1 || st[0].ErrorClass != retry.Transient {
+	if st := of[AutoRetryStartEvent](rec); len(st) != 1 || st[0].ErrorClass != retry.Transient {
 		t.Errorf("starts %+v", st)
 	}
 	// Rule 11: the failed message is kept, marked, and not sent again.

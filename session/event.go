@@ -1,32 +1,29 @@
 package session
 
 import (
-	"encoding/json"
-
 	"github.com/rally-agent/rally/agent"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
-	"github.com/rally-agent/rally/tool"
 )
 
 // EventType names a session event. The values are the RPC wire names
 // (docs/rpc.md), so a kind can be matched against a JSON line's "type".
-type EventType string
+type EventType = agent.EventType
 
 // The agent loop's events, passed through: their names are the loop's
 // (package agent has them once; the values are "agent_start",
 // "message_update", … as on the wire)…
 const (
-	AgentStart          EventType = EventType(agent.AgentStart)
-	AgentEnd            EventType = EventType(agent.AgentEnd)
-	TurnStart           EventType = EventType(agent.TurnStart)
-	TurnEnd             EventType = EventType(agent.TurnEnd)
-	MessageStart        EventType = EventType(agent.MessageStart)
-	MessageUpdate       EventType = EventType(agent.MessageUpdate)
-	MessageEnd          EventType = EventType(agent.MessageEnd)
-	ToolExecutionStart  EventType = EventType(agent.ToolExecutionStart)
-	ToolExecutionUpdate EventType = EventType(agent.ToolExecutionUpdate)
-	ToolExecutionEnd    EventType = EventType(agent.ToolExecutionEnd)
+	AgentStart          = agent.AgentStart
+	AgentEnd            = agent.AgentEnd
+	TurnStart           = agent.TurnStart
+	TurnEnd             = agent.TurnEnd
+	MessageStart        = agent.MessageStart
+	MessageUpdate       = agent.MessageUpdate
+	MessageEnd          = agent.MessageEnd
+	ToolExecutionStart  = agent.ToolExecutionStart
+	ToolExecutionUpdate = agent.ToolExecutionUpdate
+	ToolExecutionEnd    = agent.ToolExecutionEnd
 )
 
 // …and the session's own.
@@ -47,20 +44,6 @@ const (
 	SessionError EventType = "session_error"
 )
 
-// EventTypes lists every kind, in the order of docs/rpc.md: what a hook's
-// "on" may name.
-func EventTypes() []EventType {
-	return []EventType{
-		AgentStart, AgentEnd, AgentSettled,
-		TurnStart, TurnEnd,
-		MessageStart, MessageUpdate, MessageEnd, MessageDiscarded,
-		ToolExecutionStart, ToolExecutionUpdate, ToolExecutionEnd,
-		CompactionStart, CompactionEnd,
-		AutoRetryStart, AutoRetryEnd,
-		SessionError,
-	}
-}
-
 // CompactionReason says why a compaction ran.
 type CompactionReason string
 
@@ -74,54 +57,122 @@ const (
 // RetryCancelled is auto_retry_end's FinalError when a retry was cancelled.
 const RetryCancelled = "Retry cancelled"
 
-// Event is one thing that happened in a session. Only the fields of its
-// Type are meaningful; package rpc/wire writes and reads the JSON form.
-type Event struct {
-	Type EventType
+// Event is one thing that happened in a session: one of the *Event types
+// of this package, each the only definition of its kind (the loop's are
+// package agent's, named here). Switch on the type to read one; its JSON
+// tags are its wire form (package rpc/wire adds the "type").
+type Event interface{ Kind() EventType }
 
-	// message_start, message_update, message_end, message_discarded,
-	// turn_end.
-	Message *llm.Message
-	// message_update: the provider stream's event; its Partial is Message.
-	Assistant *llm.Event
-	// agent_end: the messages the run added.
-	Messages []llm.Message
-	// turn_end: the tool results of the turn.
-	ToolResults []llm.Message
+// The agent loop's events, passed through as the loop emits them (the
+// session sets AgentEndEvent.WillRetry).
+type (
+	AgentStartEvent          = agent.AgentStartEvent
+	AgentEndEvent            = agent.AgentEndEvent
+	TurnStartEvent           = agent.TurnStartEvent
+	TurnEndEvent             = agent.TurnEndEvent
+	MessageStartEvent        = agent.MessageStartEvent
+	MessageUpdateEvent       = agent.MessageUpdateEvent
+	MessageEndEvent          = agent.MessageEndEvent
+	ToolExecutionStartEvent  = agent.ToolExecutionStartEvent
+	ToolExecutionUpdateEvent = agent.ToolExecutionUpdateEvent
+	ToolExecutionEndEvent    = agent.ToolExecutionEndEvent
+)
 
-	// tool_execution_*.
-	ToolCallID string
-	ToolName   string
-	Args       json.RawMessage
-	Result     *tool.Result
-	IsError    bool
+// AgentSettledEvent ends every operation (a prompt with all its retries
+// and compactions, a continue, an explicit compaction): what Run.Done
+// waits for. Nothing of a later operation comes before it.
+type AgentSettledEvent struct{}
 
-	// agent_end, compaction_end: a retry (or the run the compaction was
-	// for) follows, so this is not the end of the prompt.
-	WillRetry bool
+// MessageDiscardedEvent carries a partial streamed message that a retry
+// throws away, so a UI can take its text back.
+type MessageDiscardedEvent struct {
+	Message *llm.Message `json:"message"`
+}
 
-	// auto_retry_start: retry Attempt of MaxAttempts after DelayMs, for a
-	// failure of ErrorClass saying ErrorMessage; SwitchedTo names the
-	// credential or "provider/model" moved to, if any.
-	// auto_retry_end: Success, the Attempt it ended at, and FinalError on
-	// failure (RetryCancelled when cancelled).
-	Attempt      int
-	MaxAttempts  int
-	DelayMs      int64
-	ErrorMessage string // also compaction_end's failure and session_error's error
-	ErrorClass   retry.Class
-	SwitchedTo   string
-	Success      bool
-	FinalError   string
+// CompactionStartEvent says a compaction begins, and why.
+type CompactionStartEvent struct {
+	Reason CompactionReason `json:"reason"`
+}
 
-	// compaction_start, compaction_end; Compaction is nil unless the
-	// compaction succeeded.
-	Reason     CompactionReason
-	Compaction *CompactionResult
-	Aborted    bool
+// CompactionEndEvent says how it ended: Result is nil unless it
+// succeeded; ErrorMessage says why it failed; WillRetry that the run it
+// was for goes on.
+type CompactionEndEvent struct {
+	Aborted      bool              `json:"aborted"`
+	ErrorMessage string            `json:"errorMessage,omitempty"`
+	Reason       CompactionReason  `json:"reason"`
+	Result       *CompactionResult `json:"result"`
+	WillRetry    bool              `json:"willRetry"`
+}
 
-	// session_error: what failed to be saved (one of the Op* values).
-	Op string
+// AutoRetryStartEvent announces retry Attempt of MaxAttempts after
+// DelayMs, for a failure of ErrorClass saying ErrorMessage; SwitchedTo
+// names the credential or "provider/model" moved to, if any.
+type AutoRetryStartEvent struct {
+	Attempt      int         `json:"attempt"`
+	DelayMs      int64       `json:"delayMs"`
+	ErrorClass   retry.Class `json:"errorClass"`
+	ErrorMessage string      `json:"errorMessage"`
+	MaxAttempts  int         `json:"maxAttempts"`
+	SwitchedTo   string      `json:"switchedTo,omitempty"`
+}
+
+// AutoRetryEndEvent closes a retry chain at Attempt: Success, or the
+// FinalError (RetryCancelled when cancelled).
+type AutoRetryEndEvent struct {
+	Attempt    int    `json:"attempt"`
+	FinalError string `json:"finalError,omitempty"`
+	Success    bool   `json:"success"`
+}
+
+// SessionErrorEvent says that persisting failed (a full disk): Op is what
+// was being saved (one of the Op* values), ErrorMessage why. The session
+// goes on in memory; the Store's file lacks that entry (Session.StoreErr).
+type SessionErrorEvent struct {
+	ErrorMessage string `json:"error"`
+	Op           string `json:"op"`
+}
+
+func (AgentSettledEvent) Kind() EventType     { return AgentSettled }
+func (MessageDiscardedEvent) Kind() EventType { return MessageDiscarded }
+func (CompactionStartEvent) Kind() EventType  { return CompactionStart }
+func (CompactionEndEvent) Kind() EventType    { return CompactionEnd }
+func (AutoRetryStartEvent) Kind() EventType   { return AutoRetryStart }
+func (AutoRetryEndEvent) Kind() EventType     { return AutoRetryEnd }
+func (SessionErrorEvent) Kind() EventType     { return SessionError }
+
+// events holds a zero value of every kind, in the order of docs/rpc.md:
+// EventTypes and ZeroEvent read it, so a kind is listed once.
+var events = [...]Event{
+	AgentStartEvent{}, AgentEndEvent{}, AgentSettledEvent{},
+	TurnStartEvent{}, TurnEndEvent{},
+	MessageStartEvent{}, MessageUpdateEvent{}, MessageEndEvent{}, MessageDiscardedEvent{},
+	ToolExecutionStartEvent{}, ToolExecutionUpdateEvent{}, ToolExecutionEndEvent{},
+	CompactionStartEvent{}, CompactionEndEvent{},
+	AutoRetryStartEvent{}, AutoRetryEndEvent{},
+	SessionErrorEvent{},
+}
+
+// EventTypes lists every kind, in the order of docs/rpc.md: what a hook's
+// "on" may name.
+func EventTypes() []EventType {
+	out := make([]EventType, len(events))
+	for i, e := range events {
+		out[i] = e.Kind()
+	}
+	return out
+}
+
+// ZeroEvent returns the zero event of kind k (what package rpc/wire
+// decodes a line of that kind into), or false for a kind this package
+// lacks.
+func ZeroEvent(k EventType) (Event, bool) {
+	for _, e := range events {
+		if e.Kind() == k {
+			return e, true
+		}
+	}
+	return nil, false
 }
 
 // session_error's Op values: what the session was saving when it failed.
@@ -130,12 +181,3 @@ const (
 	OpSaveModelChange = "save model change"
 	OpSaveCompaction  = "save compaction"
 )
-
-// fromLoop is a loop event as a session event.
-func fromLoop(e agent.Event) Event {
-	return Event{
-		Type: EventType(e.Type), Message: e.Message, Assistant: e.Assistant, Messages: e.Messages,
-		ToolResults: e.ToolResults, ToolCallID: e.ToolCallID, ToolName: e.ToolName, Args: e.Args,
-		Result: e.Result, IsError: e.IsError,
-	}
-}

@@ -130,12 +130,13 @@ func (r *recorder) add(e Event) {
 	r.mu.Unlock()
 }
 
-func (r *recorder) of(typ EventType) []Event {
+// of is the events of kind T r recorded.
+func of[T Event](r *recorder) []T {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []Event
+	var out []T
 	for _, e := range r.events {
-		if e.Type == typ {
+		if e, ok := e.(T); ok {
 			out = append(out, e)
 		}
 	}
@@ -147,7 +148,7 @@ func (r *recorder) types() []string {
 	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.events {
-		out = append(out, string(e.Type))
+		out = append(out, string(e.Kind()))
 	}
 	return out
 }

@@ -74,20 +74,12 @@ func (s *Session) Stats() Stats {
 		case llm.Assistant:
 			st.AssistantMessages++
 			st.ToolCalls += len(m.ToolCalls())
-			if u := m.Usage; u != nil {
-				st.Tokens.Input += u.Input
-				st.Tokens.Output += u.Output
-				st.Tokens.CacheRead += u.CacheRead
-				st.Tokens.CacheWrite += u.CacheWrite
-				st.Tokens.TotalTokens += u.TotalTokens
-				st.Cost += u.Cost.Total
-			}
 		case llm.ToolResult:
 			st.ToolResults++
 		}
 	}
 	st.TotalMessages = len(s.messages)
-	st.ContextTokens = contextTokens(s.messages)
-	st.Tokens.Cost.Total = st.Cost
+	st.Tokens, st.ContextTokens = s.usageLocked()
+	st.Cost = st.Tokens.Cost.Total
 	return st
 }

@@ -10,8 +10,9 @@ import (
 
 // The lifecycle of an operation (a prompt, a continue, a compaction): the
 // session accepts one at a time (Start answers at once: accepted, or
-// ErrBusy/ErrCompacting), runs it, and settles it (a prompt's last event is
-// agent_settled; then Run.Done is closed and Idle's channel too). Nothing
+// ErrBusy/ErrCompacting), runs it, and settles it (its last event is
+// agent_settled, an explicit compaction's too; then Run.Done is closed
+// and Idle's channel too). Nothing
 // of a later operation is emitted before an earlier one's agent_settled, so
 // a subscriber sees operations one after the other.
 
@@ -111,7 +112,7 @@ func (s *Session) start(ctx context.Context, prompt []llm.Message, accepted func
 	r := &Run{done: make(chan struct{})}
 	go func() {
 		r.err = s.run(runCtx, prompt)
-		end(func() { s.hub.emit(Event{Type: AgentSettled}) })
+		end(func() { s.hub.emit(AgentSettledEvent{}) })
 		close(r.done)
 	}()
 	return r, nil
@@ -128,7 +129,7 @@ func (s *Session) StartCompact(ctx context.Context) (*Run, error) {
 	r := &Run{done: make(chan struct{})}
 	go func() {
 		r.compaction, r.err = s.compact(ctx, ReasonManual, false)
-		end(nil)
+		end(func() { s.hub.emit(AgentSettledEvent{}) })
 		close(r.done)
 	}()
 	return r, nil
@@ -191,6 +192,7 @@ func (s *Session) begin(ctx context.Context, compaction bool, accepted func()) (
 		s.mu.Lock()
 		s.running, s.compactOp, s.idle = false, false, nil
 		s.retrying, s.attempt, s.noRetry, s.cancelRun, s.stopWait = false, 0, false, nil, nil
+		s.waiting, s.tool = nil, ""
 		s.mu.Unlock()
 		if last != nil {
 			last()

@@ -55,7 +55,7 @@ func TestLifecycle(t *testing.T) {
 			t.Errorf("aborted run's Err %v", err)
 		}
 		synctest.Wait()
-		settledAt := len(rec.of(AgentSettled))
+		settledAt := len(of[AgentSettledEvent](rec))
 		run2, err := s.Start(context.Background(), "again", PromptOptions{Accepted: accepted})
 		if err != nil {
 			t.Fatal(err)

@@ -79,16 +79,6 @@ func modeName(all bool) string {
 	return OneAtATime
 }
 
-// ClearQueue removes the queued steering and follow-up messages and
-// returns them, so a client can put their text back in its editor.
-func (s *Session) ClearQueue() (steering, followUp []llm.Message) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	steering, followUp = s.steer, s.followUp
-	s.steer, s.followUp = nil, nil
-	return steering, followUp
-}
-
 // AddContext holds m (a user message) for the next prompt: it joins the
 // context, and the session file, just before that prompt's own message.
 // It is how the output of a command the user ran reaches the model.

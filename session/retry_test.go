@@ -29,7 +29,7 @@ func TestTransientThenSuccess(t *testing.T) {
 		if f.calls() != 4 {
 			t.Errorf("%d model calls, want 4", f.calls())
 		}
-		starts := rec.of(AutoRetryStart)
+		starts := of[AutoRetryStartEvent](rec)
 		if len(starts) != 3 {
 			t.Fatalf("%d auto_retry_start, want 3", len(starts))
 		}
@@ -39,7 +39,7 @@ func TestTransientThenSuccess(t *testing.T) {
 				t.Errorf("start %d: %+v", i, st)
 			}
 		}
-		ends := rec.of(AutoRetryEnd)
+		ends := of[AutoRetryEndEvent](rec)
 		if len(ends) != 1 || !ends[0].Success || ends[0].Attempt != 3 {
 			t.Errorf("auto_retry_end %+v, want one success at attempt 3", ends)
 		}
@@ -50,10 +50,10 @@ func TestTransientThenSuccess(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop2()
-		if st := rec2.of(AutoRetryStart); len(st) != 1 || st[0].Attempt != 1 || st[0].DelayMs != 2000 {
+		if st := of[AutoRetryStartEvent](rec2); len(st) != 1 || st[0].Attempt != 1 || st[0].DelayMs != 2000 {
 			t.Errorf("start %+v", st)
 		}
-		if e := rec2.of(AutoRetryEnd); len(e) != 1 || !e[0].Success || e[0].Attempt != 1 {
+		if e := of[AutoRetryEndEvent](rec2); len(e) != 1 || !e[0].Success || e[0].Attempt != 1 {
 			t.Errorf("end %+v", e)
 		}
 	})
@@ -76,10 +76,10 @@ func TestExhausted(t *testing.T) {
 		if f.calls() != 4 {
 			t.Errorf("%d calls, want 4", f.calls())
 		}
-		if n := len(rec.of(AutoRetryStart)); n != 3 {
+		if n := len(of[AutoRetryStartEvent](rec)); n != 3 {
 			t.Errorf("%d starts, want 3", n)
 		}
-		ends := rec.of(AutoRetryEnd)
+		ends := of[AutoRetryEndEvent](rec)
 		if len(ends) != 1 || ends[0].Success || ends[0].Attempt != 3 || ends[0].FinalError == "" {
 			t.Errorf("end %+v", ends)
 		}
@@ -102,7 +102,7 @@ func TestFatalAndOverflow(t *testing.T) {
 			if !errors.As(err, &re) || re.Class != retry.Fatal || f.calls() != 1 {
 				t.Fatalf("err %v after %d calls", err, f.calls())
 			}
-			if n := len(rec.of(AutoRetryStart)) + len(rec.of(AutoRetryEnd)); n != 0 {
+			if n := len(of[AutoRetryStartEvent](rec)) + len(of[AutoRetryEndEvent](rec)); n != 0 {
 				t.Errorf("%d retry events", n)
 			}
 		})
@@ -115,10 +115,10 @@ func TestFatalAndOverflow(t *testing.T) {
 		if err != nil || f.calls() != 3 {
 			t.Fatalf("err %v after %d calls, want success after overflow, summary, answer", err, f.calls())
 		}
-		if n := len(rec.of(AutoRetryStart)) + len(rec.of(AutoRetryEnd)); n != 0 {
+		if n := len(of[AutoRetryStartEvent](rec)) + len(of[AutoRetryEndEvent](rec)); n != 0 {
 			t.Errorf("%d retry events for an overflow", n)
 		}
-		if n := len(rec.of(CompactionEnd)); n != 1 {
+		if n := len(of[CompactionEndEvent](rec)); n != 1 {
 			t.Errorf("%d compaction_end events", n)
 		}
 	})
@@ -148,8 +148,8 @@ func TestNoRetryConfigs(t *testing.T) {
 			}
 			err := s.Prompt(t.Context(), "hi", PromptOptions{})
 			stop()
-			if err == nil || f.calls() != 1 || len(rec.of(AutoRetryStart)) != 0 {
-				t.Fatalf("err %v, %d calls, %d starts", err, f.calls(), len(rec.of(AutoRetryStart)))
+			if err == nil || f.calls() != 1 || len(of[AutoRetryStartEvent](rec)) != 0 {
+				t.Fatalf("err %v, %d calls, %d starts", err, f.calls(), len(of[AutoRetryStartEvent](rec)))
 			}
 		})
 	}
@@ -168,7 +168,7 @@ func TestHints(t *testing.T) {
 		if d := time.Since(start); d != 30*time.Second {
 			t.Errorf("waited %v, want the 30s the server asked for", d)
 		}
-		if st := rec.of(AutoRetryStart); len(st) != 1 || st[0].DelayMs != 30000 {
+		if st := of[AutoRetryStartEvent](rec); len(st) != 1 || st[0].DelayMs != 30000 {
 			t.Errorf("starts %+v", st)
 		}
 	})
@@ -191,7 +191,7 @@ func TestHints(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.want) {
 					t.Errorf("err %v, want it to name the requested wait", err)
 				}
-				if n := len(rec.of(AutoRetryStart)); n != 0 {
+				if n := len(of[AutoRetryStartEvent](rec)); n != 0 {
 					t.Errorf("%d starts", n)
 				}
 			})
@@ -231,7 +231,7 @@ func TestAbort(t *testing.T) {
 				if !errors.Is(err, ErrRetryCancelled) || f.calls() != 1 {
 					t.Errorf("err %v, calls %d", err, f.calls())
 				}
-				ends := rec.of(AutoRetryEnd)
+				ends := of[AutoRetryEndEvent](rec)
 				if len(ends) != 1 || ends[0].Success || ends[0].FinalError != RetryCancelled || ends[0].Attempt != 1 {
 					t.Errorf("end %+v", ends)
 				}
@@ -254,7 +254,7 @@ func TestAbort(t *testing.T) {
 			if !errors.Is(err, context.Canceled) || f.calls() != 1 {
 				t.Errorf("err %v, calls %d", err, f.calls())
 			}
-			if ends := rec.of(AutoRetryEnd); len(ends) != 1 || ends[0].FinalError != RetryCancelled {
+			if ends := of[AutoRetryEndEvent](rec); len(ends) != 1 || ends[0].FinalError != RetryCancelled {
 				t.Errorf("end %+v", ends)
 			}
 		})
@@ -272,12 +272,12 @@ func TestAbort(t *testing.T) {
 			if !errors.Is(err, context.Canceled) || f.calls() != 1 {
 				t.Errorf("err %v, calls %d", err, f.calls())
 			}
-			ends := rec.of(MessageEnd)
+			ends := of[MessageEndEvent](rec)
 			last := ends[len(ends)-1].Message
 			if last.StopReason != llm.Aborted {
 				t.Errorf("last message stop reason %q, want aborted", last.StopReason)
 			}
-			if n := len(rec.of(AutoRetryStart)); n != 0 {
+			if n := len(of[AutoRetryStartEvent](rec)); n != 0 {
 				t.Errorf("%d retries after abort", n)
 			}
 		})
@@ -300,10 +300,10 @@ func TestPromptWaitsForChain(t *testing.T) {
 		slow()
 		stop()
 		types := rec.types()
-		if types[len(types)-1] != string(AgentSettled) || len(rec.of(AgentSettled)) != 1 {
+		if types[len(types)-1] != string(AgentSettled) || len(of[AgentSettledEvent](rec)) != 1 {
 			t.Errorf("events end %v", types[len(types)-3:])
 		}
-		ends := rec.of(AgentEnd)
+		ends := of[AgentEndEvent](rec)
 		if len(ends) != 2 || !ends[0].WillRetry || ends[1].WillRetry {
 			t.Errorf("agent_end willRetry: %+v", ends)
 		}
@@ -336,7 +336,7 @@ func TestToolsRunOnce(t *testing.T) {
 				t.Errorf("failed message sent again: %+v", m)
 			}
 		}
-		if n := len(rec.of(MessageDiscarded)); n != 1 {
+		if n := len(of[MessageDiscardedEvent](rec)); n != 1 {
 			t.Errorf("%d message_discarded, want 1", n)
 		}
 		if got := s.State().MessageCount; got != 4 {
@@ -356,7 +356,7 @@ func TestCounterResets(t *testing.T) {
 			}
 		}
 		stop()
-		starts := rec.of(AutoRetryStart)
+		starts := of[AutoRetryStartEvent](rec)
 		if len(starts) != 2 || starts[0].Attempt != 1 || starts[1].Attempt != 1 || starts[1].DelayMs != 2000 {
 			t.Errorf("starts %+v", starts)
 		}
@@ -374,7 +374,7 @@ func TestStreamingModes(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop()
-		d := rec.of(MessageDiscarded)
+		d := of[MessageDiscardedEvent](rec)
 		if len(d) != 1 || d[0].Message.TextOf() != "partial answer" {
 			t.Errorf("discarded %+v", d)
 		}

@@ -96,17 +96,20 @@ func failedAnswer(m llm.Message) bool {
 type runState struct {
 	s        *Session
 	used     llm.Target // what this run's calls went to
-	agentEnd *Event
+	agentEnd *AgentEndEvent
 	failed   *llm.Message
 }
 
-func (r *runState) event(le agent.Event) {
-	e := fromLoop(le)
-	switch e.Type {
-	case AgentEnd:
+func (r *runState) event(e agent.Event) {
+	switch e := e.(type) {
+	case AgentEndEvent:
 		r.agentEnd = &e
 		return
-	case MessageEnd:
+	case ToolExecutionStartEvent:
+		r.s.setTool(e.ToolName)
+	case ToolExecutionEndEvent:
+		r.s.setTool("")
+	case MessageEndEvent:
 		m := *e.Message
 		if failedAnswer(m) {
 			// Kept aside until the session decides whether a retry
@@ -137,7 +140,7 @@ func (s *Session) succeeded() {
 	s.attempt = 0
 	s.mu.Unlock()
 	if n > 0 {
-		s.hub.emit(Event{Type: AutoRetryEnd, Success: true, Attempt: n})
+		s.hub.emit(AutoRetryEndEvent{Success: true, Attempt: n})
 	}
 }
 
@@ -190,7 +193,7 @@ func (s *Session) closeChain(attempt int, finalError string) {
 	if attempt <= 0 {
 		return
 	}
-	s.hub.emit(Event{Type: AutoRetryEnd, Success: false, Attempt: attempt, FinalError: finalError})
+	s.hub.emit(AutoRetryEndEvent{Success: false, Attempt: attempt, FinalError: finalError})
 	s.mu.Lock()
 	s.attempt = 0
 	s.mu.Unlock()
@@ -287,14 +290,20 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 
 	r.endAgent(true)
 	if len(failed.Content) > 0 {
-		s.hub.emit(Event{Type: MessageDiscarded, Message: failed})
+		s.hub.emit(MessageDiscardedEvent{Message: failed})
 	}
-	s.hub.emit(Event{Type: AutoRetryStart, Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
+	s.mu.Lock()
+	s.retries++
+	s.waiting = &retryWait{attempt: n, max: pol.MaxRetries, until: time.Now().Add(d.Delay), reason: failed.ErrorMessage}
+	s.mu.Unlock()
+	s.hub.emit(AutoRetryStartEvent{Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
 		ErrorMessage: failed.ErrorMessage, ErrorClass: rep.Class, SwitchedTo: switched})
 
 	dec := decided(n, rep.Class, d.Reason, "")
 	dec.DelayMs, dec.SwitchedTo = d.Delay.Milliseconds(), switched
-	if !s.wait(ctx, d.Delay) {
+	ok := s.wait(ctx, d.Delay)
+	s.endWait()
+	if !ok {
 		// Cancelled: the failed message is the prompt's final state after all.
 		dec.End, dec.Reason = journal.EndCancelled, RetryCancelled
 		s.recordDecided(*failed, false, dec)
@@ -456,20 +465,20 @@ func (s *Session) refuse(prompt []llm.Message, why error) error {
 	failed := llm.Message{Role: llm.Assistant, API: m.API, Provider: m.Provider, Model: m.ID,
 		StopReason: llm.Error, ErrorMessage: why.Error(), Timestamp: llm.Now()}
 	added := append(append([]llm.Message(nil), prompt...), failed)
-	s.hub.emit(Event{Type: AgentStart})
-	s.hub.emit(Event{Type: TurnStart})
+	s.hub.emit(AgentStartEvent{})
+	s.hub.emit(TurnStartEvent{})
 	for i := range added {
 		msg := &added[i]
-		s.hub.emit(Event{Type: MessageStart, Message: msg})
-		s.hub.emit(Event{Type: MessageEnd, Message: msg})
+		s.hub.emit(MessageStartEvent{Message: msg})
+		s.hub.emit(MessageEndEvent{Message: msg})
 		var d *journal.Decision
 		if i == len(added)-1 {
 			d = decided(0, retry.ContextOverflow, why.Error(), journal.EndFailed)
 		}
 		s.recordDecided(*msg, true, d)
 	}
-	s.hub.emit(Event{Type: TurnEnd, Message: &added[len(added)-1]})
-	s.hub.emit(Event{Type: AgentEnd, Messages: added})
+	s.hub.emit(TurnEndEvent{Message: &added[len(added)-1]})
+	s.hub.emit(AgentEndEvent{Messages: added})
 	return &RunError{Class: retry.ContextOverflow, Err: why}
 }
 

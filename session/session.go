@@ -6,7 +6,7 @@
 //
 //	s, err := session.New(session.Config{Provider: &sim.Model{}, Model: sim.Info()})
 //	unsubscribe := s.Subscribe(func(e session.Event) {
-//		if e.Type == session.AutoRetryStart { … e.Attempt, e.DelayMs … }
+//		if r, ok := e.(session.AutoRetryStartEvent); ok { … r.Attempt, r.DelayMs … }
 //	})
 //	err = s.Prompt(ctx, "What does rally do?", session.PromptOptions{})
 //	unsubscribe() // every event of the run has been delivered
@@ -168,6 +168,19 @@ type State struct {
 	// repaired (Config.Resume's Warnings: a torn last line, dropped bad
 	// lines); nil for a clean or a new session.
 	LoadWarnings []string
+
+	// Phase is what the session is doing now.
+	Phase Phase
+	// Usage sums the working context's answers (Cost.Total their cost)
+	// and ContextTokens is its size: the figures of Stats, so a status
+	// line and get_session_stats agree.
+	Usage         llm.Usage
+	ContextTokens int
+	// Retries counts the retries this session made, over all prompts.
+	Retries int
+	// Queue are the messages queued to steer or follow up the running
+	// prompt (PendingCount of them), steering first.
+	Queue []llm.Message
 	// SteeringMode and FollowUpMode are how queued messages are
 	// delivered: OneAtATime or AllAtOnce.
 	SteeringMode, FollowUpMode string
@@ -225,6 +238,13 @@ type Session struct {
 	overflows   int  // overflow compactions of this prompt
 	shrunk      bool // this prompt already compacted with the smaller keep
 	noPause     bool // compacting within this prompt's run made no room
+	// compactReason is the running compaction's; waiting the retry
+	// announced and not yet begun; tool the running tool; retries the
+	// retries made so far (phase.go).
+	compactReason CompactionReason
+	waiting       *retryWait
+	tool          string
+	retries       int
 	// learned holds the context windows overflow errors stated (or the
 	// Windows store had); scale how far the estimate fell short of a
 	// provider's stated count (1 or more; 0 until an overflow said).
@@ -337,6 +357,12 @@ func (s *Session) State() State {
 		PendingCount:     len(s.steer) + len(s.followUp),
 		SteeringMode:     modeName(s.modes.steerAll),
 		FollowUpMode:     modeName(s.modes.followUpAll),
+		Phase:            s.phaseLocked(),
+		Retries:          s.retries,
+	}
+	st.Usage, st.ContextTokens = s.usageLocked()
+	if st.PendingCount > 0 {
+		st.Queue = append(append([]llm.Message(nil), s.steer...), s.followUp...)
 	}
 	if j := s.cfg.Store; j != nil {
 		st.SessionFile, st.SessionID = j.Path(), j.ID()
@@ -366,7 +392,7 @@ func (s *Session) storeFailed(op string, err error) {
 		s.storeErr = fmt.Errorf("session: %s: %w", op, err)
 	}
 	s.mu.Unlock()
-	s.hub.emit(Event{Type: SessionError, Op: op, ErrorMessage: err.Error()})
+	s.hub.emit(SessionErrorEvent{Op: op, ErrorMessage: err.Error()})
 }
 
 // AbortRetry cancels a pending retry wait and stops retrying. If a retried
@@ -406,6 +432,17 @@ func (s *Session) FollowUp(m llm.Message) {
 	s.mu.Lock()
 	s.followUp = append(s.followUp, m)
 	s.mu.Unlock()
+}
+
+// ClearQueue takes every queued steering and follow-up message out of the
+// session and returns them (pi's clearQueue): what a UI does with
+// messages a run ended before it could deliver (a failure, an abort).
+func (s *Session) ClearQueue() (steering, followUp []llm.Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	steering, followUp = s.steer, s.followUp
+	s.steer, s.followUp = nil, nil
+	return steering, followUp
 }
 
 // takeSteering hands over the queued steering messages the steering mode

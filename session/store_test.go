@@ -102,7 +102,7 @@ func TestStoreFailureIsVisible(t *testing.T) {
 		t.Fatalf("StoreErr %v", err)
 	}
 	for _, r := range []*recorder{rec, other} {
-		errs := r.of(SessionError)
+		errs := of[SessionErrorEvent](r)
 		if len(errs) == 0 {
 			t.Fatal("no session_error event")
 		}

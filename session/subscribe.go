@@ -162,19 +162,38 @@ func (h *hub) subscribe(fn func(Event)) *Subscription {
 // emit sends e to every subscriber. The message in e is snapshotted first:
 // the stream keeps changing its live message after emit returns.
 func (h *hub) emit(e Event) {
-	if e.Message != nil {
-		e.Message = e.Message.Clone()
-		if e.Assistant != nil {
-			a := *e.Assistant
-			a.Partial = e.Message
-			e.Assistant = &a
-		}
-	}
+	e = snapshot(e)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
 		s.push(item{e: e})
 	}
+}
+
+// snapshot is e with its message copied, for the kinds that carry one.
+func snapshot(e Event) Event {
+	switch e := e.(type) {
+	case MessageUpdateEvent:
+		if e.Message != nil {
+			e.Message = e.Message.Clone()
+			if e.Assistant != nil {
+				a := *e.Assistant
+				a.Partial = e.Message
+				e.Assistant = &a
+			}
+		}
+		return e
+	case MessageStartEvent:
+		return MessageStartEvent{Message: e.Message.Clone()}
+	case MessageEndEvent:
+		return MessageEndEvent{Message: e.Message.Clone()}
+	case MessageDiscardedEvent:
+		return MessageDiscardedEvent{Message: e.Message.Clone()}
+	case TurnEndEvent:
+		e.Message = e.Message.Clone()
+		return e
+	}
+	return e
 }
 
 // cloneAll copies a message list, for events that carry several.

@@ -21,12 +21,12 @@ func TestSlowSubscriber(t *testing.T) {
 				var got []int
 				sub := h.subscribe(func(e Event) {
 					<-release
-					got = append(got, e.Attempt)
+					got = append(got, e.(AutoRetryStartEvent).Attempt)
 				})
 				var emitted atomic.Int64
 				go func() {
 					for i := range total {
-						h.emit(Event{Type: AutoRetryStart, Attempt: i})
+						h.emit(AutoRetryStartEvent{Attempt: i})
 						emitted.Add(1)
 					}
 				}()

@@ -62,7 +62,7 @@ func TestSwitchSeesFailedClient(t *testing.T) {
 	if first.calls() != 0 || set.calls() != 1 || second.calls() != 1 {
 		t.Errorf("calls %d %d %d", first.calls(), set.calls(), second.calls())
 	}
-	starts := rec.of(AutoRetryStart)
+	starts := of[AutoRetryStartEvent](rec)
 	if len(starts) != 1 || starts[0].DelayMs != 0 || starts[0].SwitchedTo != "b" {
 		t.Errorf("auto_retry_start %+v", starts)
 	}
@@ -95,7 +95,7 @@ func TestProviderMaxRetries(t *testing.T) {
 			s, rec, stop := newSession(t, first, Config{Switcher: sw, Retry: overrides})
 			err := s.Prompt(t.Context(), "hi", PromptOptions{})
 			stop()
-			starts := rec.of(AutoRetryStart)
+			starts := of[AutoRetryStartEvent](rec)
 			if len(starts) != 1 || starts[0].MaxAttempts != 3 || starts[0].SwitchedTo != "strict/s" {
 				t.Errorf("auto_retry_start %+v, want the switch under fake's 3 retries", starts)
 			}
@@ -112,7 +112,7 @@ func TestProviderMaxRetries(t *testing.T) {
 			s.SetModel(llm.Target{Provider: set, Model: llm.Model{ID: "n", Provider: "never"}})
 			err := s.Prompt(t.Context(), "hi", PromptOptions{})
 			stop()
-			if n := len(rec.of(AutoRetryStart)); n != 0 || set.calls() != 1 || err == nil {
+			if n := len(of[AutoRetryStartEvent](rec)); n != 0 || set.calls() != 1 || err == nil {
 				t.Errorf("%d retries, %d calls, err %v: provider never has maxRetries 0", n, set.calls(), err)
 			}
 		})
@@ -125,7 +125,7 @@ func TestProviderMaxRetries(t *testing.T) {
 				t.Fatal(err)
 			}
 			stop()
-			if starts := rec.of(AutoRetryStart); len(starts) != 2 || starts[0].MaxAttempts != 3 {
+			if starts := of[AutoRetryStartEvent](rec); len(starts) != 2 || starts[0].MaxAttempts != 3 {
 				t.Errorf("auto_retry_start %+v", starts)
 			}
 		})
@@ -149,7 +149,7 @@ func TestClassifyHook(t *testing.T) {
 			t.Fatal(err)
 		}
 		stop()
-		if starts := rec.of(AutoRetryStart); calls != 1 || len(starts) != 1 || starts[0].DelayMs != 3000 || starts[0].ErrorClass != retry.Transient {
+		if starts := of[AutoRetryStartEvent](rec); calls != 1 || len(starts) != 1 || starts[0].DelayMs != 3000 || starts[0].ErrorClass != retry.Transient {
 			t.Errorf("hook called %d times; auto_retry_start %+v", calls, starts)
 		}
 	})

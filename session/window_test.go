@@ -76,7 +76,7 @@ func TestKnownWindowNotOverflowedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop()
-	ends := rec.of(CompactionEnd)
+	ends := of[CompactionEndEvent](rec)
 	if len(ends) != 1 || ends[0].Reason != ReasonThreshold || f.calls() < 2 {
 		t.Fatalf("%d calls, compactions %+v; want the summary then the answer", f.calls(), ends)
 	}
@@ -128,7 +128,7 @@ func TestLonePromptTooLarge(t *testing.T) {
 	stop()
 	// A client saw the prompt and a failed answer saying why.
 	var failed *llm.Message
-	for _, e := range rec.of(MessageEnd) {
+	for _, e := range of[MessageEndEvent](rec) {
 		if e.Message.Role == llm.Assistant && failed == nil {
 			failed = e.Message
 		}
@@ -142,8 +142,8 @@ func TestLonePromptTooLarge(t *testing.T) {
 	s2, rec2, stop2 := newSession(t, f2, Config{Resume: &journal.Loaded{Messages: history(3)}})
 	err = s2.Prompt(t.Context(), huge, PromptOptions{})
 	stop2()
-	if !errors.As(err, &tl) || !tl.Prompt || f2.calls() != 1 || len(rec2.of(CompactionStart)) != 0 {
-		t.Fatalf("err %v after %d calls and %d compactions", err, f2.calls(), len(rec2.of(CompactionStart)))
+	if !errors.As(err, &tl) || !tl.Prompt || f2.calls() != 1 || len(of[CompactionStartEvent](rec2)) != 0 {
+		t.Fatalf("err %v after %d calls and %d compactions", err, f2.calls(), len(of[CompactionStartEvent](rec2)))
 	}
 }
 
@@ -245,7 +245,7 @@ func TestToolLoopPausesToCompact(t *testing.T) {
 	if f.request(1).System != summaryPrompt {
 		t.Fatalf("second call is not the summary: %q", f.request(1).System)
 	}
-	ends := rec.of(CompactionEnd)
+	ends := of[CompactionEndEvent](rec)
 	if len(ends) != 1 || ends[0].Reason != ReasonThreshold || !ends[0].WillRetry {
 		t.Fatalf("compaction_end %+v", ends)
 	}
@@ -253,7 +253,7 @@ func TestToolLoopPausesToCompact(t *testing.T) {
 	if !strings.Contains(last[0].TextOf(), "summary of the counting") || last[len(last)-1].Role != llm.ToolResult {
 		t.Errorf("continued call sends %d messages from %q to %v", len(last), last[0].TextOf(), last[len(last)-1].Role)
 	}
-	if ae := rec.of(AgentEnd); len(ae) != 2 || !ae[0].WillRetry || ae[1].WillRetry {
+	if ae := of[AgentEndEvent](rec); len(ae) != 2 || !ae[0].WillRetry || ae[1].WillRetry {
 		t.Errorf("agent_end %d times", len(ae))
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/invopop/jsonschema"
 	"github.com/rally-agent/rally/llm/apis"
+	"github.com/rally-agent/rally/session"
 )
 
 var update = flag.Bool("update", false, "rewrite schema.json from the Go types")
@@ -41,6 +42,11 @@ func generateSchema(t *testing.T) []byte {
 		docs = append(docs, d.Name+" ("+d.Doc+")")
 	}
 	api.Description = "Wire API: " + strings.Join(docs, ", ") + "."
+	// A hook's "on" names session events: the session's list, not a copy.
+	on, _ := s.Definitions["Hook"].Properties.Get("on")
+	for _, k := range session.EventTypes() {
+		on.Items.Enum = append(on.Items.Enum, string(k))
+	}
 	var b bytes.Buffer
 	e := json.NewEncoder(&b)
 	e.SetEscapeHTML(false)

@@ -197,7 +197,7 @@ type Cost struct {
 // Hook runs a command for session events. After Load TimeoutMs
 // is never 0; in a hand-built Hook 0 means DefaultHookTimeoutMs.
 type Hook struct {
-	On        []string `json:"on" jsonschema:"required,minItems=1,enum=agent_start,enum=agent_end,enum=agent_settled,enum=turn_start,enum=turn_end,enum=message_start,enum=message_update,enum=message_end,enum=message_discarded,enum=tool_execution_start,enum=tool_execution_update,enum=tool_execution_end,enum=compaction_start,enum=compaction_end,enum=auto_retry_start,enum=auto_retry_end,enum=session_error" jsonschema_description:"Event types that run the command."`
+	On        []string `json:"on" jsonschema:"required,minItems=1" jsonschema_description:"Event types that run the command."`
 	Command   []string `json:"command" jsonschema:"required,minItems=1,minLength=1" jsonschema_description:"Program and arguments, run without a shell; the event arrives as one JSON line on stdin."`
 	TimeoutMs int      `json:"timeoutMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=5000" jsonschema_description:"The command is killed after this many milliseconds."`
 }

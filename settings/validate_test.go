@@ -3,10 +3,13 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/rally-agent/rally/session"
 )
 
 func TestValidationMessages(t *testing.T) {
@@ -67,7 +70,7 @@ func TestValidationMessages(t *testing.T) {
 			project: `{"hooks": [{"on": ["agent_end", "agent_ended"], "command": []}, {"command": ["x"]}]}`,
 			errs: []string{
 				`.rally/settings.json: hooks[0].command: must have at least 1 item, got 0`,
-				`.rally/settings.json: hooks[0].on[1]: must be one of "agent_start", "agent_end", "agent_settled", "turn_start", "turn_end", "message_start", "message_update", "message_end", "message_discarded", "tool_execution_start", "tool_execution_update", "tool_execution_end", "compaction_start", "compaction_end", "auto_retry_start", "auto_retry_end", "session_error", got "agent_ended"`,
+				`.rally/settings.json: hooks[0].on[1]: must be one of ` + quotedKinds() + `, got "agent_ended"`,
 				`.rally/settings.json: hooks[1].on: is required`,
 			},
 		},
@@ -192,4 +195,13 @@ func TestMergedErrorNamesTheFile(t *testing.T) {
 	if n := len(Errors(fmt.Errorf("start: %w", err))); n != 2 {
 		t.Errorf("Errors through a wrapper found %d, want 2", n)
 	}
+}
+
+// quotedKinds is the session's event kinds as the enum message lists them.
+func quotedKinds() string {
+	var q []string
+	for _, k := range session.EventTypes() {
+		q = append(q, strconv.Quote(string(k)))
+	}
+	return strings.Join(q, ", ")
 }

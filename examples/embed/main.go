@@ -57,18 +57,18 @@ func main() {
 		os.Exit(1)
 	}
 	unsubscribe := s.Subscribe(func(e session.Event) {
-		switch e.Type {
-		case session.AutoRetryStart:
+		switch e := e.(type) {
+		case session.AutoRetryStartEvent:
 			fmt.Printf("[retry %d/%d in %dms: %s]\n", e.Attempt, e.MaxAttempts, e.DelayMs, e.ErrorMessage)
-		case session.AutoRetryEnd:
+		case session.AutoRetryEndEvent:
 			fmt.Printf("[retry ended: success=%v]\n", e.Success)
-		case session.ToolExecutionStart:
+		case session.ToolExecutionStartEvent:
 			fmt.Printf("[tool %s %s]\n", e.ToolName, e.Args)
-		case session.MessageUpdate:
+		case session.MessageUpdateEvent:
 			if e.Assistant.Type == llm.EventTextDelta {
 				fmt.Print(e.Assistant.Delta)
 			}
-		case session.MessageEnd:
+		case session.MessageEndEvent:
 			if e.Message.Role == llm.Assistant && e.Message.TextOf() != "" {
 				fmt.Println()
 			}

@@ -21,10 +21,10 @@ func main() {
 		os.Exit(1)
 	}
 	unsubscribe := s.Subscribe(func(e session.Event) {
-		switch e.Type {
-		case session.AutoRetryStart:
+		switch e := e.(type) {
+		case session.AutoRetryStartEvent:
 			fmt.Printf("[retry %d/%d in %dms: %s]\n", e.Attempt, e.MaxAttempts, e.DelayMs, e.ErrorMessage)
-		case session.MessageEnd:
+		case session.MessageEndEvent:
 			if e.Message.Role == llm.Assistant {
 				fmt.Println(e.Message.TextOf())
 			}

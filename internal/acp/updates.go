@@ -36,7 +36,7 @@ type toolView struct {
 
 // retryMeta is the structured _meta of a retry's update, for editors that
 // read it; the same facts as rally's auto_retry_start event.
-func retryMeta(e session.Event) map[string]any {
+func retryMeta(e session.AutoRetryStartEvent) map[string]any {
 	m := map[string]any{"attempt": e.Attempt, "maxAttempts": e.MaxAttempts, "delayMs": e.DelayMs, "errorClass": e.ErrorClass.String()}
 	if e.SwitchedTo != "" {
 		m["switchedTo"] = e.SwitchedTo
@@ -46,8 +46,8 @@ func retryMeta(e session.Event) map[string]any {
 
 func (t *turn) event(e session.Event) {
 	send := func(u sdk.SessionUpdate) { t.a.send(t.s.id, u) }
-	switch e.Type {
-	case session.MessageUpdate:
+	switch e := e.(type) {
+	case session.MessageUpdateEvent:
 		if ev := e.Assistant; ev != nil && ev.Delta != "" {
 			switch ev.Type {
 			case llm.EventTextDelta:
@@ -56,11 +56,11 @@ func (t *turn) event(e session.Event) {
 				send(sdk.UpdateAgentThoughtText(ev.Delta))
 			}
 		}
-	case session.MessageDiscarded:
+	case session.MessageDiscardedEvent:
 		// ACP cannot take text back: say plainly that what follows
 		// replaces it, so the editor's reader is not misled.
 		send(sdk.UpdateAgentMessageText("\n\n— the stream dropped; the answer starts again below —\n\n"))
-	case session.AutoRetryStart:
+	case session.AutoRetryStartEvent:
 		msg := fmt.Sprintf("Retrying (%d/%d) in %s: %s", e.Attempt, e.MaxAttempts, wait(e.DelayMs), firstLine(e.ErrorMessage))
 		if e.SwitchedTo != "" {
 			msg = fmt.Sprintf("Switched to %s (%d/%d): %s", e.SwitchedTo, e.Attempt, e.MaxAttempts, firstLine(e.ErrorMessage))
@@ -68,20 +68,20 @@ func (t *turn) event(e session.Event) {
 		u := sdk.UpdateAgentMessageText("\n" + msg + "\n")
 		u.AgentMessageChunk.Meta = retryMeta(e)
 		send(u)
-	case session.AutoRetryEnd:
+	case session.AutoRetryEndEvent:
 		if !e.Success && e.FinalError == session.RetryCancelled {
 			send(sdk.UpdateAgentMessageText("\nRetry cancelled.\n"))
 		}
-	case session.CompactionStart:
+	case session.CompactionStartEvent:
 		send(sdk.UpdateAgentThoughtText(fmt.Sprintf("Compacting the conversation (%s)…\n", e.Reason)))
-	case session.CompactionEnd:
-		if c := e.Compaction; c != nil {
+	case session.CompactionEndEvent:
+		if c := e.Result; c != nil {
 			send(sdk.UpdateAgentThoughtText(fmt.Sprintf("Compacted: about %d tokens before.\n", c.TokensBefore)))
 		}
-	case session.ToolExecutionStart:
-		t.toolStart(e, send)
-	case session.ToolExecutionEnd:
-		t.toolEnd(e, send)
+	case session.ToolExecutionStartEvent:
+		t.toolStart(e.ToolCallID, e.ToolName, e.Args, send)
+	case session.ToolExecutionEndEvent:
+		t.toolEnd(e.ToolCallID, e.IsError, e.Result, send)
 	}
 }
 
@@ -157,10 +157,10 @@ func title(name string, a toolArgs) string {
 // maxBefore bounds the file read to show a write as a diff.
 const maxBefore = 1 << 20
 
-func (t *turn) toolStart(e session.Event, send func(sdk.SessionUpdate)) {
-	args := parseArgs(e.Args)
-	v := &toolView{name: e.ToolName, args: e.Args, path: absPath(args.path())}
-	if e.ToolName == "write" && v.path != "" {
+func (t *turn) toolStart(id, name string, rawArgs json.RawMessage, send func(sdk.SessionUpdate)) {
+	args := parseArgs(rawArgs)
+	v := &toolView{name: name, args: rawArgs, path: absPath(args.path())}
+	if name == "write" && v.path != "" {
 		if fi, err := os.Stat(v.path); err == nil && fi.Mode().IsRegular() && fi.Size() <= maxBefore {
 			if b, err := os.ReadFile(v.path); err == nil {
 				s := string(b)
@@ -169,30 +169,30 @@ func (t *turn) toolStart(e session.Event, send func(sdk.SessionUpdate)) {
 		}
 	}
 	t.mu.Lock()
-	t.tools[e.ToolCallID] = v
+	t.tools[id] = v
 	t.mu.Unlock()
 	opts := []sdk.ToolCallStartOpt{
-		sdk.WithStartKind(kind(e.ToolName)),
+		sdk.WithStartKind(kind(name)),
 		sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
-		sdk.WithStartRawInput(json.RawMessage(e.Args)),
+		sdk.WithStartRawInput(rawArgs),
 	}
 	if v.path != "" {
 		opts = append(opts, sdk.WithStartLocations([]sdk.ToolCallLocation{{Path: v.path}}))
 	}
-	send(sdk.StartToolCall(sdk.ToolCallId(e.ToolCallID), title(e.ToolName, args), opts...))
+	send(sdk.StartToolCall(sdk.ToolCallId(id), title(name, args), opts...))
 }
 
-func (t *turn) toolEnd(e session.Event, send func(sdk.SessionUpdate)) {
+func (t *turn) toolEnd(id string, isError bool, result *tool.Result, send func(sdk.SessionUpdate)) {
 	t.mu.Lock()
-	v := t.tools[e.ToolCallID]
-	delete(t.tools, e.ToolCallID)
+	v := t.tools[id]
+	delete(t.tools, id)
 	t.mu.Unlock()
 	status := sdk.ToolCallStatusCompleted
-	if e.IsError {
+	if isError {
 		status = sdk.ToolCallStatusFailed
 	}
 	var content []sdk.ToolCallContent
-	if v != nil && !e.IsError {
+	if v != nil && !isError {
 		args := parseArgs(v.args)
 		switch v.name {
 		case "edit":
@@ -209,10 +209,10 @@ func (t *turn) toolEnd(e session.Event, send func(sdk.SessionUpdate)) {
 			}
 		}
 	}
-	if text := resultText(e.Result); text != "" && (len(content) == 0 || e.IsError) {
+	if text := resultText(result); text != "" && (len(content) == 0 || isError) {
 		content = append(content, sdk.ToolContent(sdk.TextBlock(text)))
 	}
-	send(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCallID), sdk.WithUpdateStatus(status), sdk.WithUpdateContent(content)))
+	send(sdk.UpdateToolCall(sdk.ToolCallId(id), sdk.WithUpdateStatus(status), sdk.WithUpdateContent(content)))
 }
 
 func resultText(r *tool.Result) string {

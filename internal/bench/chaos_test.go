@@ -283,7 +283,7 @@ func checkSession(t *testing.T, c *chaosSession, counted *counts) (succeeded, fa
 	var prompts [][]session.Event
 	start := 0
 	for i, e := range c.events {
-		if e.Type == session.AgentSettled {
+		if e.Kind() == session.AgentSettled {
 			prompts = append(prompts, c.events[start:i+1])
 			start = i + 1
 		}
@@ -313,7 +313,7 @@ func checkSession(t *testing.T, c *chaosSession, counted *counts) (succeeded, fa
 	// Each tool call ran once and was reported once.
 	ends := map[string]int{}
 	for _, e := range c.events {
-		if e.Type == session.ToolExecutionEnd {
+		if e, ok := e.(session.ToolExecutionEndEvent); ok {
 			ends[e.ToolCallID]++
 		}
 	}
@@ -346,7 +346,7 @@ func checkSession(t *testing.T, c *chaosSession, counted *counts) (succeeded, fa
 	}
 	var said, filed []llm.Message
 	for _, e := range c.events {
-		if e.Type == session.MessageEnd {
+		if e, ok := e.(session.MessageEndEvent); ok {
 			said = append(said, *e.Message)
 		}
 	}
@@ -385,7 +385,7 @@ func outcomeKind(o string) string {
 func lastAssistant(evs []session.Event) *llm.Message {
 	var last *llm.Message
 	for _, e := range evs {
-		if e.Type == session.MessageEnd && e.Message.Role == llm.Assistant {
+		if e, ok := e.(session.MessageEndEvent); ok && e.Message.Role == llm.Assistant {
 			last = e.Message
 		}
 	}
@@ -397,15 +397,19 @@ func lastAssistant(evs []session.Event) *llm.Message {
 // a failed answer with no retry to follow.
 func finalError(evs []session.Event) bool {
 	for _, e := range evs {
-		switch {
-		case e.Type == session.AutoRetryEnd && !e.Success && e.FinalError != "":
-			return true
-		case e.Type == session.CompactionEnd && (e.ErrorMessage != "" || e.Aborted):
-			return true
+		switch e := e.(type) {
+		case session.AutoRetryEndEvent:
+			if !e.Success && e.FinalError != "" {
+				return true
+			}
+		case session.CompactionEndEvent:
+			if e.ErrorMessage != "" || e.Aborted {
+				return true
+			}
 		}
 	}
 	for i := len(evs) - 1; i >= 0; i-- {
-		if e := evs[i]; e.Type == session.AgentEnd {
+		if e, ok := evs[i].(session.AgentEndEvent); ok {
 			if e.WillRetry || len(e.Messages) == 0 {
 				return false
 			}
@@ -555,12 +559,12 @@ func TestChaosChecks(t *testing.T) {
 			evs  []session.Event
 			want bool
 		}{
-			{"gave up", []session.Event{{Type: session.AutoRetryEnd, FinalError: "503"}, {Type: session.AgentSettled}}, true},
-			{"retry succeeded", []session.Event{{Type: session.AutoRetryEnd, Success: true}, {Type: session.AgentSettled}}, false},
-			{"fatal answer", []session.Event{{Type: session.AgentEnd, Messages: []llm.Message{failedAnswer}}}, true},
-			{"answer to be retried", []session.Event{{Type: session.AgentEnd, WillRetry: true, Messages: []llm.Message{failedAnswer}}}, false},
-			{"success", []session.Event{{Type: session.AgentEnd, Messages: []llm.Message{say("ok")}}}, false},
-			{"failed compaction", []session.Event{{Type: session.CompactionEnd, ErrorMessage: "summary failed"}}, true},
+			{"gave up", []session.Event{session.AutoRetryEndEvent{FinalError: "503"}, session.AgentSettledEvent{}}, true},
+			{"retry succeeded", []session.Event{session.AutoRetryEndEvent{Success: true}, session.AgentSettledEvent{}}, false},
+			{"fatal answer", []session.Event{session.AgentEndEvent{Messages: []llm.Message{failedAnswer}}}, true},
+			{"answer to be retried", []session.Event{session.AgentEndEvent{WillRetry: true, Messages: []llm.Message{failedAnswer}}}, false},
+			{"success", []session.Event{session.AgentEndEvent{Messages: []llm.Message{say("ok")}}}, false},
+			{"failed compaction", []session.Event{session.CompactionEndEvent{ErrorMessage: "summary failed"}}, true},
 		} {
 			if got := finalError(tc.evs); got != tc.want {
 				t.Errorf("%s: finalError = %v", tc.name, got)

@@ -43,10 +43,10 @@ func (r *runner) abortInProcess(ctx context.Context) []Row {
 			}
 			seen, ended := make(chan struct{}, 1), make(chan time.Time, 1)
 			unsub := s.Subscribe(func(e session.Event) {
-				if e.Type == session.MessageEnd && e.Message.Role != llm.Assistant {
+				if m, ok := e.(session.MessageEndEvent); ok && m.Message.Role != llm.Assistant {
 					return // the prompt's own message
 				}
-				switch e.Type {
+				switch e.Kind() {
 				case when:
 					select {
 					case seen <- struct{}{}:

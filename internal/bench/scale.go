@@ -162,13 +162,16 @@ func Scale(ctx context.Context, baseURL string, n int) ScaleResult {
 		}
 		sessions[i] = s
 		unsubs[i] = s.Subscribe(func(e session.Event) {
-			if e.Message == nil || e.Message.Role != llm.Assistant {
-				return
-			}
-			switch e.Type {
-			case session.MessageStart:
-				streaming.Add(1)
-			case session.MessageEnd, session.MessageDiscarded:
+			switch e := e.(type) {
+			case session.MessageStartEvent:
+				if e.Message.Role == llm.Assistant {
+					streaming.Add(1)
+				}
+			case session.MessageEndEvent:
+				if e.Message.Role == llm.Assistant {
+					streaming.Add(-1)
+				}
+			case session.MessageDiscardedEvent:
 				streaming.Add(-1)
 			}
 		})

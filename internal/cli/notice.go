@@ -25,7 +25,7 @@ type countdown struct {
 
 // startCountdown writes the first live line and ticks until end. The
 // caller holds mu.
-func startCountdown(mu *sync.Mutex, w io.Writer, e session.Event, full string) *countdown {
+func startCountdown(mu *sync.Mutex, w io.Writer, e session.AutoRetryStartEvent, full string) *countdown {
 	c := &countdown{mu: mu, w: w, stop: make(chan struct{}), full: full}
 	deadline := time.Now().Add(time.Duration(e.DelayMs) * time.Millisecond)
 	live := func(left time.Duration) string {
@@ -76,8 +76,8 @@ type summary struct {
 }
 
 func (s *summary) event(e session.Event) {
-	switch e.Type {
-	case session.MessageEnd:
+	switch e := e.(type) {
+	case session.MessageEndEvent:
 		if e.Message.Role == llm.Assistant {
 			s.calls++
 			u := e.Message.Usage
@@ -90,7 +90,7 @@ func (s *summary) event(e session.Event) {
 			s.usage.CacheWrite += u.CacheWrite
 			s.usage.Cost.Total += u.Cost.Total
 		}
-	case session.AutoRetryStart:
+	case session.AutoRetryStartEvent:
 		s.retries++
 	}
 }

@@ -19,10 +19,10 @@ func TestCountdownAndSummary(t *testing.T) {
 		var errw syncBuffer
 		to := newTextOut(&out, &errw, textOptions{tty: true, verbose: true})
 		start := time.Now()
-		to.event(session.Event{Type: session.AgentStart})
-		to.event(session.Event{Type: session.MessageEnd, Message: &llm.Message{Role: llm.Assistant, StopReason: llm.Error,
+		to.event(session.AgentStartEvent{})
+		to.event(session.MessageEndEvent{Message: &llm.Message{Role: llm.Assistant, StopReason: llm.Error,
 			Usage: &llm.Usage{Input: 100, Cost: llm.Cost{Total: 0.001}}}})
-		to.event(session.Event{Type: session.AutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 3000, ErrorMessage: "503 overloaded"})
+		to.event(session.AutoRetryStartEvent{Attempt: 1, MaxAttempts: 3, DelayMs: 3000, ErrorMessage: "503 overloaded"})
 		time.Sleep(2500 * time.Millisecond) // fake time: two ticks
 		synctest.Wait()
 		live := errw.String()
@@ -36,10 +36,10 @@ func TestCountdownAndSummary(t *testing.T) {
 			t.Errorf("at the deadline stderr adds %q", got)
 		}
 		live = errw.String()
-		to.event(session.Event{Type: session.AgentStart}) // the retried call
-		to.event(session.Event{Type: session.MessageEnd, Message: &llm.Message{Role: llm.Assistant, StopReason: llm.Stop,
+		to.event(session.AgentStartEvent{}) // the retried call
+		to.event(session.MessageEndEvent{Message: &llm.Message{Role: llm.Assistant, StopReason: llm.Stop,
 			Content: []llm.Content{{Type: llm.TextType, Text: "the answer"}}, Usage: &llm.Usage{Input: 120, Output: 30, Cost: llm.Cost{Total: 0.0025}}}})
-		to.event(session.Event{Type: session.AutoRetryEnd, Success: true, Attempt: 1})
+		to.event(session.AutoRetryEndEvent{Success: true, Attempt: 1})
 		time.Sleep(5 * time.Second) // no tick after the wait ended
 		synctest.Wait()
 		to.finish(nil)
@@ -64,7 +64,7 @@ func TestCountdownAndSummary(t *testing.T) {
 func TestRetryNoticeIntoAPipe(t *testing.T) {
 	var out, errw bytes.Buffer
 	to := newTextOut(&out, &errw, textOptions{})
-	to.event(session.Event{Type: session.AutoRetryStart, Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "503 overloaded"})
+	to.event(session.AutoRetryStartEvent{Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "503 overloaded"})
 	to.finish(nil)
 	if got := errw.String(); got != "rally: retrying (2/3) in 4s: 503 overloaded\n" {
 		t.Errorf("stderr %q", got)

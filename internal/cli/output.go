@@ -60,15 +60,15 @@ func (t *textOut) event(e session.Event) {
 	if t.sum != nil {
 		t.sum.event(e)
 	}
-	switch e.Type {
-	case session.MessageUpdate:
+	switch e := e.(type) {
+	case session.MessageUpdateEvent:
 		if t.live && e.Assistant != nil && e.Assistant.Type == llm.EventTextDelta {
 			t.separate()
 			t.out.WriteString(e.Assistant.Delta)
 			t.out.Flush()
 			t.wrote = true
 		}
-	case session.MessageEnd:
+	case session.MessageEndEvent:
 		m := e.Message
 		if m.Role != llm.Assistant {
 			return
@@ -85,18 +85,18 @@ func (t *textOut) event(e session.Event) {
 			t.out.Flush()
 			t.wrote = false
 		}
-	case session.MessageDiscarded:
+	case session.MessageDiscardedEvent:
 		if t.live && e.Message.TextOf() != "" {
 			fmt.Fprintln(t.err, "rally: the partial answer above was cut off and is discarded; the retry starts over")
 		}
-	case session.ToolExecutionStart:
+	case session.ToolExecutionStartEvent:
 		t.out.Flush()
 		fmt.Fprintf(t.err, "→ %s %s\n", e.ToolName, clip(string(e.Args), 120))
-	case session.ToolExecutionEnd:
+	case session.ToolExecutionEndEvent:
 		if e.IsError {
 			fmt.Fprintf(t.err, "✗ %s failed\n", e.ToolName)
 		}
-	case session.AutoRetryStart:
+	case session.AutoRetryStartEvent:
 		full := fmt.Sprintf("rally: retrying (%d/%d) in %s: %s", e.Attempt, e.MaxAttempts, seconds(e.DelayMs), clip(e.ErrorMessage, 200))
 		if t.tty && e.DelayMs >= 1000 {
 			t.out.Flush()
@@ -107,14 +107,14 @@ func (t *textOut) event(e session.Event) {
 		if e.SwitchedTo != "" {
 			fmt.Fprintf(t.err, "rally: switched to %s\n", e.SwitchedTo)
 		}
-	case session.AutoRetryEnd:
+	case session.AutoRetryEndEvent:
 		if e.Success {
 			fmt.Fprintf(t.err, "rally: retry %d succeeded\n", e.Attempt)
 		}
-	case session.CompactionStart:
+	case session.CompactionStartEvent:
 		fmt.Fprintf(t.err, "rally: compacting the conversation (%s)…\n", e.Reason)
-	case session.CompactionEnd:
-		if res := e.Compaction; res != nil {
+	case session.CompactionEndEvent:
+		if res := e.Result; res != nil {
 			fmt.Fprintf(t.err, "rally: compacted %d tokens into a summary\n", res.TokensBefore)
 		} else if e.Aborted {
 			fmt.Fprintln(t.err, "rally: compaction aborted")
@@ -173,7 +173,7 @@ func (j *jsonOut) event(e session.Event) {
 	defer j.mu.Unlock()
 	j.buf = append(wire.AppendEvent(j.buf[:0], e), '\n')
 	j.out.Write(j.buf)
-	if e.Type != session.MessageUpdate {
+	if e.Kind() != session.MessageUpdate {
 		j.out.Flush()
 	}
 }

@@ -35,7 +35,7 @@ func reportLoad(stderr io.Writer, log *slog.Logger, path string, warnings []stri
 // session goes on in memory, but the user must know the file lacks it.
 func storeNotices(sess *session.Session, stderr io.Writer) (stop func()) {
 	return sess.Subscribe(func(e session.Event) {
-		if e.Type == session.SessionError {
+		if e, ok := e.(session.SessionErrorEvent); ok {
 			fmt.Fprintf(stderr, "rally: the session file was not saved (%s): %s; the session goes on in memory\n", e.Op, e.ErrorMessage)
 		}
 	})

@@ -18,7 +18,7 @@ import (
 func BenchmarkHandle(b *testing.B) {
 	stuck := settings.Hook{On: []string{string(session.MessageUpdate)}, Command: []string{"sh", "-c", "sleep 30"}, TimeoutMs: 60000}
 	msg := &llm.Message{Role: llm.Assistant, Content: []llm.Content{llm.Text("a partial answer of a few words")}}
-	update := Event{Type: session.MessageUpdate, Message: msg, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "words", Partial: msg}}
+	update := session.MessageUpdateEvent{Message: msg, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "words", Partial: msg}}
 	for _, bc := range []struct {
 		name  string
 		hooks []settings.Hook

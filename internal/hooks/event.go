@@ -18,7 +18,7 @@ import (
 type Event = session.Event
 
 // typeOf is the event's wire name, the one `on` lists.
-func typeOf(e Event) string { return string(e.Type) }
+func typeOf(e Event) string { return string(e.Kind()) }
 
 // Encode is the event as one JSON line (newline included), exactly the
 // line --mode json and the RPC output write for it: what a hook reads.
@@ -42,11 +42,7 @@ func Known(name string) bool { return slices.Contains(Types(), name) }
 // test`. auto_retry_end is the failed kind (success false), the one a
 // notification hook filters for. ok is false for an unknown name.
 func Sample(name string) (e Event, ok bool) {
-	if !Known(name) {
-		return Event{}, false
-	}
 	const errMsg = `529 overloaded_error: Overloaded`
-	e = Event{Type: session.EventType(name)}
 	answer := &llm.Message{
 		Role:       llm.Assistant,
 		Content:    []llm.Content{llm.Text("This is a sample answer from rally hooks test.")},
@@ -57,33 +53,46 @@ func Sample(name string) (e Event, ok bool) {
 		Timestamp:  1764590400000,
 	}
 	args := json.RawMessage(`{"command":"echo hello"}`)
-	switch e.Type {
+	out := &tool.Result{Content: []llm.Content{llm.Text("hello\n")}}
+	const id, bash = "call_sample", "bash"
+	switch session.EventType(name) {
+	case session.AgentStart:
+		return session.AgentStartEvent{}, true
+	case session.AgentSettled:
+		return session.AgentSettledEvent{}, true
+	case session.TurnStart:
+		return session.TurnStartEvent{}, true
 	case session.AgentEnd:
-		e.Messages = []llm.Message{*answer}
+		return session.AgentEndEvent{Messages: []llm.Message{*answer}}, true
 	case session.TurnEnd:
-		e.Message, e.ToolResults = answer, []llm.Message{}
-	case session.MessageStart, session.MessageEnd, session.MessageDiscarded:
-		e.Message = answer
+		return session.TurnEndEvent{Message: answer, ToolResults: []llm.Message{}}, true
+	case session.MessageStart:
+		return session.MessageStartEvent{Message: answer}, true
+	case session.MessageEnd:
+		return session.MessageEndEvent{Message: answer}, true
+	case session.MessageDiscarded:
+		return session.MessageDiscardedEvent{Message: answer}, true
 	case session.MessageUpdate:
 		delta := &llm.Event{Type: llm.EventTextDelta, Delta: "rally hooks test.", Partial: answer}
-		e.Message, e.Assistant = answer, delta
-	case session.ToolExecutionStart, session.ToolExecutionUpdate, session.ToolExecutionEnd:
-		e.ToolCallID, e.ToolName, e.Args = "call_sample", "bash", args
-		if e.Type != session.ToolExecutionStart {
-			e.Result = &tool.Result{Content: []llm.Content{llm.Text("hello\n")}}
-		}
+		return session.MessageUpdateEvent{Message: answer, Assistant: delta}, true
+	case session.ToolExecutionStart:
+		return session.ToolExecutionStartEvent{ToolCallID: id, ToolName: bash, Args: args}, true
+	case session.ToolExecutionUpdate:
+		return session.ToolExecutionUpdateEvent{ToolCallID: id, ToolName: bash, Args: args, PartialResult: out}, true
+	case session.ToolExecutionEnd:
+		return session.ToolExecutionEndEvent{ToolCallID: id, ToolName: bash, Result: out}, true
 	case session.CompactionStart:
-		e.Reason = session.ReasonOverflow
+		return session.CompactionStartEvent{Reason: session.ReasonOverflow}, true
 	case session.CompactionEnd:
-		e.Reason, e.WillRetry = session.ReasonOverflow, true
-		e.Compaction = &session.CompactionResult{Summary: "## Goal\nA sample summary.", TokensBefore: 120000}
+		return session.CompactionEndEvent{Reason: session.ReasonOverflow, WillRetry: true,
+			Result: &session.CompactionResult{Summary: "## Goal\nA sample summary.", TokensBefore: 120000}}, true
 	case session.AutoRetryStart:
-		e.Attempt, e.MaxAttempts, e.DelayMs = 1, 3, 2000
-		e.ErrorMessage, e.ErrorClass = errMsg, retry.Transient
+		return session.AutoRetryStartEvent{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: errMsg, ErrorClass: retry.Transient}, true
 	case session.AutoRetryEnd:
-		e.Attempt, e.FinalError = 3, errMsg
+		return session.AutoRetryEndEvent{Attempt: 3, FinalError: errMsg}, true
 	case session.SessionError:
-		e.Op, e.ErrorMessage = session.OpSaveMessage, "journal: append to /home/me/.rally/sessions/sample.jsonl: no space left on device"
+		return session.SessionErrorEvent{Op: session.OpSaveMessage, ErrorMessage: "journal: append to /home/me/.rally/sessions/sample.jsonl: no space left on device"}, true
 	}
-	return e, true
+	// A kind without a sample of its own is tested with its zero value.
+	return session.ZeroEvent(session.EventType(name))
 }

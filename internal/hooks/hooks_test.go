@@ -65,7 +65,7 @@ func hook(timeout time.Duration, argv []string, on ...string) settings.Hook {
 }
 
 func retryEnd(attempt int) Event {
-	return Event{Type: session.AutoRetryEnd, Attempt: attempt, FinalError: "boom"}
+	return session.AutoRetryEndEvent{Attempt: attempt, FinalError: "boom"}
 }
 
 func closeNow(t *testing.T, r *Runner) {
@@ -85,7 +85,7 @@ func TestEventOnStdinAndEnvironment(t *testing.T) {
 		Env:   env,
 	})
 	e := retryEnd(3)
-	r.Handle(Source{ID: "sid", File: "/s/f.jsonl"}, Event{Type: session.AgentStart}) // no hook runs on it
+	r.Handle(Source{ID: "sid", File: "/s/f.jsonl"}, session.AgentStartEvent{}) // no hook runs on it
 	r.Handle(Source{ID: "sid", File: "/s/f.jsonl"}, e)
 	closeNow(t, r)
 
@@ -157,7 +157,7 @@ echo "end $2" >> "$1/log"`)
 	}
 	r := New(Config{Hooks: hooks, MaxProcs: 2, Grace: 30 * time.Second})
 	started := func() int { m, _ := filepath.Glob(filepath.Join(dir, "started.*")); return len(m) }
-	r.Handle(Source{}, Event{Type: session.AgentSettled})
+	r.Handle(Source{}, session.AgentSettledEvent{})
 	proctest.Wait(t, "two hooks running and three waiting", func() bool { return started() == 2 && r.queued.Load() == 3 })
 	if n := started(); n != 2 {
 		t.Fatalf("%d hooks started with room for 2", n)
@@ -196,7 +196,7 @@ while [ ! -e "$1/go" ]; do sleep 0.005; done`)
 		Log:       lg,
 		OnFailure: func(e *Error) { mu.Lock(); reported = append(reported, e); mu.Unlock() },
 	})
-	start := Event{Type: session.AutoRetryStart}
+	start := session.AutoRetryStartEvent{}
 	r.Handle(Source{}, start)
 	proctest.Wait(t, "the first run", func() bool { return exists(filepath.Join(dir, "started")) })
 	for range 9 { // 2 fit in the queue, 7 do not
@@ -232,7 +232,7 @@ func TestFailureIsLoggedAndReported(t *testing.T) {
 		Log:       lg,
 		OnFailure: func(e *Error) { got <- e },
 	})
-	r.Handle(Source{}, Event{Type: session.AgentSettled})
+	r.Handle(Source{}, session.AgentSettledEvent{})
 	var errs []string
 	for range 2 {
 		errs = append(errs, (<-got).Error())
@@ -255,7 +255,7 @@ func TestTimeoutKillsTheGroup(t *testing.T) {
 	sh := script(t, dir, "h", `sleep 10 & echo $! > "$1/child"; wait`)
 	r := New(Config{Hooks: []settings.Hook{hook(200*time.Millisecond, []string{sh, dir}, string(session.AgentSettled))}})
 	defer r.Close(context.Background())
-	res := r.Test(context.Background(), Source{}, Event{Type: session.AgentSettled})
+	res := r.Test(context.Background(), Source{}, session.AgentSettledEvent{})
 	if len(res) != 1 || res[0].Err == nil || !errors.Is(res[0].Err, ErrTimeout) {
 		t.Fatalf("results %+v, want a timeout", res)
 	}
@@ -281,7 +281,7 @@ func TestCloseGrace(t *testing.T) {
 		dir := t.TempDir()
 		sh := script(t, dir, "h", `sleep 0.2; touch "$1/done"`)
 		r := New(Config{Hooks: []settings.Hook{hook(5*time.Second, []string{sh, dir}, string(session.AgentSettled))}, Grace: 20 * time.Second})
-		r.Handle(Source{}, Event{Type: session.AgentSettled})
+		r.Handle(Source{}, session.AgentSettledEvent{})
 		closeNow(t, r)
 		if !exists(filepath.Join(dir, "done")) {
 			t.Error("Close returned before the hook finished")
@@ -292,8 +292,8 @@ func TestCloseGrace(t *testing.T) {
 		sh := script(t, dir, "h", `echo $$ > "$1/pid"; sleep 10`)
 		lg, logs := newLog()
 		r := New(Config{Hooks: []settings.Hook{hook(60*time.Second, []string{sh, dir}, string(session.AgentSettled))}, Grace: 100 * time.Millisecond, Log: lg})
-		r.Handle(Source{}, Event{Type: session.AgentSettled})
-		r.Handle(Source{}, Event{Type: session.AgentSettled}) // queued behind it
+		r.Handle(Source{}, session.AgentSettledEvent{})
+		r.Handle(Source{}, session.AgentSettledEvent{}) // queued behind it
 		proctest.Wait(t, "the hook to start", func() bool { return exists(filepath.Join(dir, "pid")) })
 		begin := time.Now()
 		err := r.Close(context.Background())
@@ -308,7 +308,7 @@ func TestCloseGrace(t *testing.T) {
 		if !strings.Contains(logs.String(), "1 running hook(s) killed") {
 			t.Errorf("log: %s", logs)
 		}
-		r.Handle(Source{}, Event{Type: session.AgentSettled}) // after Close: ignored, no panic
+		r.Handle(Source{}, session.AgentSettledEvent{}) // after Close: ignored, no panic
 	})
 }
 

@@ -21,6 +21,7 @@ var commands = []struct{ name, help string }{
 	{"/compact", "summarise the older messages now"},
 	{"/settings", "the settings files in use and the retry settings"},
 	{"/session", "this session's file, id, messages and retries"},
+	{"/help", "this list"},
 	{"/quit", "leave rally"},
 }
 
@@ -60,6 +61,13 @@ func (m *Model) command(text string) tea.Cmd {
 		default:
 			m.tr.add(block{kind: kError, text: "usage: /retry on|off"})
 		}
+		return nil
+	case "/help":
+		lines := make([]string, len(commands))
+		for i, c := range commands {
+			lines[i] = c.name + " " + c.help
+		}
+		m.tr.add(block{kind: kInfo, text: strings.Join(lines, "\n")})
 		return nil
 	case "/compact":
 		return m.compact()
@@ -118,7 +126,7 @@ func (m *Model) fail(what string, err error) tea.Cmd {
 }
 
 func (m *Model) sessionInfo() tea.Cmd {
-	s, retries := m.sess, m.totalRetries
+	s := m.sess
 	return func() tea.Msg {
 		st := s.State()
 		file := st.SessionFile
@@ -132,7 +140,7 @@ func (m *Model) sessionInfo() tea.Cmd {
 		if st.Name != "" {
 			lines = append(lines, "Name: "+st.Name)
 		}
-		lines = append(lines, fmt.Sprintf("Messages: %d", st.MessageCount), fmt.Sprintf("Retries so far: %d", retries))
+		lines = append(lines, fmt.Sprintf("Messages: %d", st.MessageCount), fmt.Sprintf("Retries so far: %d", st.Retries))
 		return infoMsg{lines: lines}
 	}
 }

@@ -16,16 +16,16 @@ import (
 // not show. now is when the event arrived; the retry countdown counts from
 // it.
 func translate(e session.Event, now time.Time) any {
-	switch e.Type {
-	case session.AgentStart:
+	switch e := e.(type) {
+	case session.AgentStartEvent:
 		return runStartMsg{}
-	case session.AgentSettled:
+	case session.AgentSettledEvent:
 		return settledMsg{}
-	case session.MessageStart:
+	case session.MessageStartEvent:
 		if e.Message != nil && e.Message.Role == llm.Assistant {
 			return assistantStartMsg{}
 		}
-	case session.MessageUpdate:
+	case session.MessageUpdateEvent:
 		if e.Assistant == nil {
 			return nil
 		}
@@ -35,38 +35,38 @@ func translate(e session.Event, now time.Time) any {
 		case llm.EventThinkingDelta:
 			return deltaMsg{text: e.Assistant.Delta, thinking: true}
 		}
-	case session.MessageEnd:
+	case session.MessageEndEvent:
 		if e.Message == nil {
 			return nil
 		}
 		return messageEndMsg{msg: *e.Message}
-	case session.MessageDiscarded:
+	case session.MessageDiscardedEvent:
 		return discardMsg{}
-	case session.ToolExecutionStart:
+	case session.ToolExecutionStartEvent:
 		return toolStartMsg{id: e.ToolCallID, name: e.ToolName, args: string(e.Args)}
-	case session.ToolExecutionEnd:
+	case session.ToolExecutionEndEvent:
 		var text string
 		if e.Result != nil {
 			text = resultText(e.Result.Content)
 		}
 		return toolEndMsg{id: e.ToolCallID, name: e.ToolName, result: text, isError: e.IsError}
-	case session.AutoRetryStart:
+	case session.AutoRetryStartEvent:
 		return retryStartMsg{
 			attempt: e.Attempt, max: e.MaxAttempts,
 			at: now, until: now.Add(time.Duration(e.DelayMs) * time.Millisecond),
 			err:   e.ErrorMessage,
 			class: e.ErrorClass.String(), switchedTo: e.SwitchedTo,
 		}
-	case session.AutoRetryEnd:
+	case session.AutoRetryEndEvent:
 		return retryEndMsg{success: e.Success, attempt: e.Attempt, finalError: e.FinalError,
 			cancelled: !e.Success && e.FinalError == session.RetryCancelled}
-	case session.SessionError:
+	case session.SessionErrorEvent:
 		return storeErrorMsg{op: e.Op, err: e.ErrorMessage}
-	case session.CompactionStart:
+	case session.CompactionStartEvent:
 		return compactStartMsg{reason: string(e.Reason)}
-	case session.CompactionEnd:
+	case session.CompactionEndEvent:
 		m := compactEndMsg{reason: string(e.Reason), aborted: e.Aborted}
-		if r := e.Compaction; r != nil {
+		if r := e.Result; r != nil {
 			m.tokensBefore, m.done = r.TokensBefore, true
 		}
 		return m

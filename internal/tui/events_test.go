@@ -21,31 +21,31 @@ func TestTranslate(t *testing.T) {
 		e    session.Event
 		want any
 	}{
-		{session.Event{Type: "agent_start"}, runStartMsg{}},
-		{session.Event{Type: "agent_end", WillRetry: true}, nil},
-		{session.Event{Type: "agent_settled"}, settledMsg{}},
-		{session.Event{Type: "message_start", Message: asst}, assistantStartMsg{}},
-		{session.Event{Type: "message_start", Message: user}, nil},
-		{session.Event{Type: "message_update", Message: asst, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "x"}}, deltaMsg{text: "x"}},
-		{session.Event{Type: "message_update", Message: asst, Assistant: &llm.Event{Type: llm.EventThinkingDelta, Delta: "t"}}, deltaMsg{text: "t", thinking: true}},
-		{session.Event{Type: "message_update", Message: asst, Assistant: &llm.Event{Type: llm.EventToolCallDelta, Delta: "{"}}, nil},
-		{session.Event{Type: "message_end", Message: user}, messageEndMsg{msg: *user}},
-		{session.Event{Type: "message_discarded", Message: asst}, discardMsg{}},
-		{session.Event{Type: "tool_execution_start", ToolCallID: "c1", ToolName: "bash", Args: json.RawMessage(`{"command":"ls"}`)}, toolStartMsg{id: "c1", name: "bash", args: `{"command":"ls"}`}},
-		{session.Event{Type: "tool_execution_end", ToolCallID: "c1", ToolName: "bash", Result: res, IsError: true}, toolEndMsg{id: "c1", name: "bash", result: "a\n[image image/png]\nb", isError: true}},
-		{session.Event{Type: "auto_retry_start", Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "503", ErrorClass: retry.Transient, SwitchedTo: "k2"},
+		{session.AgentStartEvent{}, runStartMsg{}},
+		{session.AgentEndEvent{WillRetry: true}, nil},
+		{session.AgentSettledEvent{}, settledMsg{}},
+		{session.MessageStartEvent{Message: asst}, assistantStartMsg{}},
+		{session.MessageStartEvent{Message: user}, nil},
+		{session.MessageUpdateEvent{Message: asst, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "x"}}, deltaMsg{text: "x"}},
+		{session.MessageUpdateEvent{Message: asst, Assistant: &llm.Event{Type: llm.EventThinkingDelta, Delta: "t"}}, deltaMsg{text: "t", thinking: true}},
+		{session.MessageUpdateEvent{Message: asst, Assistant: &llm.Event{Type: llm.EventToolCallDelta, Delta: "{"}}, nil},
+		{session.MessageEndEvent{Message: user}, messageEndMsg{msg: *user}},
+		{session.MessageDiscardedEvent{Message: asst}, discardMsg{}},
+		{session.ToolExecutionStartEvent{ToolCallID: "c1", ToolName: "bash", Args: json.RawMessage(`{"command":"ls"}`)}, toolStartMsg{id: "c1", name: "bash", args: `{"command":"ls"}`}},
+		{session.ToolExecutionEndEvent{ToolCallID: "c1", ToolName: "bash", Result: res, IsError: true}, toolEndMsg{id: "c1", name: "bash", result: "a\n[image image/png]\nb", isError: true}},
+		{session.AutoRetryStartEvent{Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "503", ErrorClass: retry.Transient, SwitchedTo: "k2"},
 			retryStartMsg{attempt: 2, max: 3, at: t0, until: t0.Add(4 * time.Second), err: "503", class: "transient", switchedTo: "k2"}},
-		{session.Event{Type: "auto_retry_end", Attempt: 3, FinalError: "boom"}, retryEndMsg{attempt: 3, finalError: "boom"}},
-		{session.Event{Type: "auto_retry_end", Attempt: 1, FinalError: "Retry cancelled"}, retryEndMsg{attempt: 1, finalError: "Retry cancelled", cancelled: true}},
-		{session.Event{Type: "auto_retry_end", Success: true, Attempt: 1}, retryEndMsg{success: true, attempt: 1}},
-		{session.Event{Type: "session_error", Op: "save message", ErrorMessage: "no space left on device"}, storeErrorMsg{op: "save message", err: "no space left on device"}},
-		{session.Event{Type: "compaction_start", Reason: "overflow"}, compactStartMsg{reason: "overflow"}},
-		{session.Event{Type: "compaction_end", Reason: "manual", Compaction: &session.CompactionResult{TokensBefore: 99}}, compactEndMsg{reason: "manual", tokensBefore: 99, done: true}},
-		{session.Event{Type: "compaction_end", Reason: "manual", Aborted: true}, compactEndMsg{reason: "manual", aborted: true}},
-		{session.Event{Type: "turn_start"}, nil},
+		{session.AutoRetryEndEvent{Attempt: 3, FinalError: "boom"}, retryEndMsg{attempt: 3, finalError: "boom"}},
+		{session.AutoRetryEndEvent{Attempt: 1, FinalError: "Retry cancelled"}, retryEndMsg{attempt: 1, finalError: "Retry cancelled", cancelled: true}},
+		{session.AutoRetryEndEvent{Success: true, Attempt: 1}, retryEndMsg{success: true, attempt: 1}},
+		{session.SessionErrorEvent{Op: "save message", ErrorMessage: "no space left on device"}, storeErrorMsg{op: "save message", err: "no space left on device"}},
+		{session.CompactionStartEvent{Reason: "overflow"}, compactStartMsg{reason: "overflow"}},
+		{session.CompactionEndEvent{Reason: "manual", Result: &session.CompactionResult{TokensBefore: 99}}, compactEndMsg{reason: "manual", tokensBefore: 99, done: true}},
+		{session.CompactionEndEvent{Reason: "manual", Aborted: true}, compactEndMsg{reason: "manual", aborted: true}},
+		{session.TurnStartEvent{}, nil},
 	}
 	for _, c := range cases {
-		t.Run(string(c.e.Type), func(t *testing.T) {
+		t.Run(string(c.e.Kind()), func(t *testing.T) {
 			got := translate(c.e, t0)
 			if c.want == nil {
 				if got != nil {

@@ -33,6 +33,11 @@ type fakeSession struct {
 	sessionFile string
 	model       llm.Model
 	warnings    []string // LoadWarnings
+	// What State reports beyond the above.
+	usage         llm.Usage
+	contextTokens int
+	phase         session.Phase
+	queue         []llm.Message // FollowUp's
 }
 
 func newFake() *fakeSession { return &fakeSession{autoRetry: true} }
@@ -76,10 +81,28 @@ func (f *fakeSession) AutoRetryEnabled() bool {
 }
 
 func (f *fakeSession) State() session.State {
-	return session.State{Model: f.model, SessionFile: f.sessionFile, SessionID: "s1", MessageCount: len(f.messages), AutoRetryEnabled: f.AutoRetryEnabled(), LoadWarnings: f.warnings}
+	auto := f.AutoRetryEnabled()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return session.State{Model: f.model, SessionFile: f.sessionFile, SessionID: "s1", MessageCount: len(f.messages), AutoRetryEnabled: auto, LoadWarnings: f.warnings,
+		Usage: f.usage, ContextTokens: f.contextTokens, Phase: f.phase, Queue: append([]llm.Message(nil), f.queue...), PendingCount: len(f.queue)}
 }
 
 func (f *fakeSession) Messages() []llm.Message { return f.messages }
+
+func (f *fakeSession) FollowUp(m llm.Message) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.queue = append(f.queue, m)
+}
+
+func (f *fakeSession) ClearQueue() (steering, followUp []llm.Message) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	q := f.queue
+	f.queue = nil
+	return nil, q
+}
 
 // testModel is a Model with a fake session at 80×20.
 func testModel(t *testing.T, opts Options) (*Model, *fakeSession) {
@@ -90,6 +113,9 @@ func testModel(t *testing.T, opts Options) (*Model, *fakeSession) {
 	}
 	if opts.Info.Model.ID == "" {
 		opts.Info.Model = llm.Model{Provider: "fake-llm", ID: "fake-model", ContextWindow: 128000}
+	}
+	if f.model.ID == "" {
+		f.model = opts.Info.Model // what the session says, as a real one would
 	}
 	opts.NoColor = true
 	m := New(opts)

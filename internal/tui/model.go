@@ -65,7 +65,6 @@ type Model struct {
 	aborted           bool   // the run's last message ended aborted
 	failure           string // the run's last message's error, if it ended in error
 	lineDone          bool   // a final line (retry failed/cancelled, aborted) was shown
-	queue             []string
 
 	// The retry loader.
 	loader     *retryStartMsg
@@ -73,19 +72,21 @@ type Model struct {
 	now        time.Time // of the last tick or retry event
 	switchedTo string
 
-	// Usage from the messages seen.
-	ctxUsed int
-	cost    float64
+	// state is the session's State as last read (readState): the status
+	// line's usage, context size, window and phase come from there, not
+	// from counting events. stateSeq numbers the reads, applied the
+	// latest one shown, so a slow read cannot undo a newer one.
+	state             session.State
+	stateSeq, applied int
 
 	hooks hookNotice // a hook failure in the status line
 	wait  waitNotice // a fleet wait in the status line
 
-	retryOff     bool // auto-retry turned off (/retry off)
-	totalRetries int  // retries in this session so far (this UI's)
-	models       []llm.Model
-	sessions     []SessionInfo
-	clock        func() time.Time // for session ages only
-	lastTH       int              // the transcript's height in the last frame
+	retryOff bool // auto-retry turned off (/retry off)
+	models   []llm.Model
+	sessions []SessionInfo
+	clock    func() time.Time // for session ages only
+	lastTH   int              // the transcript's height in the last frame
 
 	// wg counts the prompts and compactions running in commands.
 	wg *sync.WaitGroup
@@ -113,9 +114,9 @@ func New(opts Options) *Model {
 	m.tr.add(block{kind: kInfo, text: welcome})
 	if m.sess != nil {
 		m.tr.load(m.sess.Messages())
-		m.usageFrom(m.sess.Messages())
 		m.retryOff = !m.sess.AutoRetryEnabled()
-		m.loadWarnings(m.sess.State().LoadWarnings)
+		m.state = m.sess.State()
+		m.loadWarnings(m.state.LoadWarnings)
 	}
 	return m
 }
@@ -202,8 +203,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case sessionMsg:
 		return m, m.switchSession(msg)
 	case stateMsg:
-		if msg.gen == m.gen {
-			m.info.Model = msg.st.Model
+		if msg.gen == m.gen && msg.seq > m.applied {
+			m.applied, m.state, m.info.Model = msg.seq, msg.st, msg.st.Model
 		}
 		return m, nil
 	case modelsMsg:
@@ -224,8 +225,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, m.ed.update(msg)
 }
 
-// event handles a translated session event.
+// event handles a translated session event; every one but a delta
+// (which changes nothing the status line shows) then reads the session's
+// state.
 func (m *Model) event(msg any) tea.Cmd {
+	cmd := m.handle(msg)
+	if _, delta := msg.(deltaMsg); delta {
+		return cmd
+	}
+	return tea.Batch(cmd, m.readState())
+}
+
+func (m *Model) handle(msg any) tea.Cmd {
 	switch msg := msg.(type) {
 	case runStartMsg:
 		// A new run (also the retried one) clears a stale loader; Esc
@@ -245,7 +256,6 @@ func (m *Model) event(msg any) tea.Cmd {
 		m.tr.toolEnd(msg.id, msg.result, msg.isError)
 	case retryStartMsg:
 		m.failure = ""
-		m.totalRetries++
 		m.loader = &msg
 		m.now = msg.at
 		if msg.switchedTo == "" {
@@ -253,9 +263,9 @@ func (m *Model) event(msg any) tea.Cmd {
 		}
 		m.switchedTo = msg.switchedTo
 		m.tr.add(block{kind: kNotice, text: "Usage limit reached: switched to " + msg.switchedTo})
-		// A fallback model changes the status line's model.
-		return tea.Batch(m.tick(), m.readState())
+		return m.tick()
 	case retryEndMsg:
+		waited := m.loader
 		m.loader = nil
 		if msg.success {
 			return nil
@@ -265,6 +275,11 @@ func (m *Model) event(msg any) tea.Cmd {
 		case msg.cancelled && m.aborted:
 			m.tr.add(block{kind: kNotice, text: "Aborted after " + session.CallsMade(msg.attempt)})
 		case msg.cancelled:
+			if waited != nil && waited.err != "" {
+				// The loader showed the failure; cancelling the wait must
+				// not take the only word of what went wrong off the screen.
+				m.tr.add(block{kind: kError, text: waited.err})
+			}
 			m.tr.add(block{kind: kNotice, text: "Retry cancelled"})
 		default:
 			m.tr.add(block{kind: kError, text: "Retry failed after " + session.CallsMade(msg.attempt) + ": " + msg.finalError})
@@ -278,25 +293,27 @@ func (m *Model) event(msg any) tea.Cmd {
 		switch {
 		case msg.done:
 			m.tr.add(block{kind: kNotice, text: fmt.Sprintf("Compacted (%s): %d tokens of older messages summarised; the recent messages are kept as they were", msg.reason, msg.tokensBefore)})
-			m.ctxUsed = 0
 		case msg.aborted:
 			m.tr.add(block{kind: kNotice, text: "Compaction cancelled"})
 			m.lineDone = true
 		}
-		// An overflow may have taught the session a smaller window.
-		return tea.Batch(m.maybeFinish(), m.readState())
+		return m.maybeFinish()
 	case settledMsg:
 		m.settled = true
-		return tea.Batch(m.maybeFinish(), m.readState())
+		return m.maybeFinish()
 	}
 	return nil
 }
 
-// readState reads the session's state for the status line (its model and
-// the context window as the session knows it, learned ones included).
+// readState reads the session's state for the status line: its model and
+// window (learned ones included), usage, context size and phase.
 func (m *Model) readState() tea.Cmd {
-	s, gen := m.sess, m.gen
-	return func() tea.Msg { return stateMsg{gen: gen, st: s.State()} }
+	if m.sess == nil {
+		return nil
+	}
+	m.stateSeq++
+	s, gen, seq := m.sess, m.gen, m.stateSeq
+	return func() tea.Msg { return stateMsg{gen: gen, seq: seq, st: s.State()} }
 }
 
 func (m *Model) messageEnd(msg llm.Message) {
@@ -310,16 +327,13 @@ func (m *Model) messageEnd(msg llm.Message) {
 		if msg.StopReason == llm.Error {
 			m.failure = msg.ErrorMessage
 		}
-		if u := msg.Usage; u != nil && msg.StopReason != llm.Error {
-			m.ctxUsed = u.Input + u.CacheRead + u.CacheWrite + u.Output
-			m.cost += u.Cost.Total
-		}
 	}
 }
 
 // maybeFinish ends the run once Prompt has returned and its events have
-// all arrived (they come on different goroutines), then sends the next
-// queued prompt.
+// all arrived (they come on different goroutines). Prompts typed during
+// the run were queued in the session as follow-ups; those the run did not
+// deliver (it failed or was aborted first) are taken back and sent next.
 func (m *Model) maybeFinish() tea.Cmd {
 	if !m.running || !m.returned || !(m.settled || m.noEvents() || (m.manual && m.compacted)) {
 		return nil
@@ -337,12 +351,24 @@ func (m *Model) maybeFinish() tea.Cmd {
 		}
 	}
 	m.running, m.compacting, m.loader = false, false, nil
-	if len(m.queue) > 0 {
-		next := m.queue[0]
-		m.queue = m.queue[1:]
-		return m.send(next)
+	steer, left := m.sess.ClearQueue()
+	left = append(steer, left...)
+	if len(left) == 0 {
+		return nil
 	}
-	return nil
+	cmd := m.send(left[0].TextOf())
+	for _, q := range left[1:] {
+		m.sess.FollowUp(q)
+	}
+	m.refreshState()
+	return cmd
+}
+
+// refreshState reads the session's state now, in Update (State returns at
+// once), for what must show before the next frame: the queue just typed.
+func (m *Model) refreshState() {
+	m.stateSeq++
+	m.applied, m.state = m.stateSeq, m.sess.State()
 }
 
 // noEvents reports a Prompt that failed before its run began (busy, or a
@@ -354,7 +380,8 @@ func (m *Model) noEvents() bool {
 // send starts a prompt, or queues it behind the running one.
 func (m *Model) send(text string) tea.Cmd {
 	if m.running {
-		m.queue = append(m.queue, text)
+		m.sess.FollowUp(llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(text)}, Timestamp: llm.Now()})
+		m.refreshState()
 		return nil
 	}
 	m.beginRun()
@@ -442,9 +469,8 @@ func (m *Model) switchSession(msg sessionMsg) tea.Cmd {
 	m.tr.reset()
 	msgs := msg.msgs
 	m.tr.load(msgs)
-	m.ctxUsed, m.cost = 0, 0
-	m.usageFrom(msgs)
-	m.running, m.loader, m.queue, m.compacting = false, nil, nil, false
+	m.state = msg.st
+	m.running, m.loader, m.compacting = false, nil, false
 	m.endHookBursts()
 	m.subscribe()
 	m.tr.add(block{kind: kInfo, text: msg.what})
@@ -464,15 +490,6 @@ func (m *Model) loadWarnings(ws []string) {
 		text += fmt.Sprintf(" (%d more in the log)", len(ws)-1)
 	}
 	m.tr.add(block{kind: kNotice, text: text})
-}
-
-func (m *Model) usageFrom(msgs []llm.Message) {
-	for i := range msgs {
-		if u := msgs[i].Usage; u != nil && msgs[i].Role == llm.Assistant {
-			m.ctxUsed = u.Input + u.CacheRead + u.CacheWrite + u.Output
-			m.cost += u.Cost.Total
-		}
-	}
 }
 
 // key handles a key press.

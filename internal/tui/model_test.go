@@ -196,8 +196,10 @@ func TestDiscard(t *testing.T) {
 func TestStatusLine(t *testing.T) {
 	m, f := testModel(t, Options{Info: Info{Model: llm.Model{Provider: "anthropic", ID: "claude-sonnet-4-5", ContextWindow: 200000}, SessionName: "refactor"}})
 	startRun(t, m, f, "hi", "")
-	ev(m, messageEndMsg{msg: llm.Message{Role: llm.Assistant, StopReason: llm.Stop, Content: []llm.Content{llm.Text("hello")},
-		Usage: &llm.Usage{Input: 12000, Output: 345, Cost: llm.Cost{Total: 0.0421}}}})
+	// The session's figures after that answer, which the status line shows.
+	f.usage, f.contextTokens = llm.Usage{Input: 12000, Output: 345, Cost: llm.Cost{Total: 0.0421}}, 12345
+	run(m, ev(m, messageEndMsg{msg: llm.Message{Role: llm.Assistant, StopReason: llm.Stop, Content: []llm.Content{llm.Text("hello")},
+		Usage: &llm.Usage{Input: 12000, Output: 345, Cost: llm.Cost{Total: 0.0421}}}}))
 	retryStart(m, 1, 2*time.Second)
 	golden(t, "status", statusOf(m))
 	for _, c := range []struct {

@@ -18,6 +18,10 @@ type Session interface {
 	AbortRetry()
 	SetAutoRetryEnabled(on bool)
 	AutoRetryEnabled() bool
+	// FollowUp queues a message for the running prompt; ClearQueue takes
+	// back what its run ended without delivering.
+	FollowUp(m llm.Message)
+	ClearQueue() (steering, followUp []llm.Message)
 	State() session.State
 	Messages() []llm.Message
 }
@@ -139,8 +143,8 @@ type sessionMsg struct {
 
 // stateMsg is the session's state, read after a switch.
 type stateMsg struct {
-	gen int
-	st  session.State
+	gen, seq int
+	st       session.State
 }
 
 // modelMsg reports a /model switch.

@@ -6,6 +6,7 @@ import (
 	"charm.land/glamour/v2"
 	gstyles "charm.land/glamour/v2/styles"
 	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/rally-agent/rally/llm"
 )
@@ -223,6 +224,26 @@ func (t *transcript) window(w, h int) []string {
 	return all[start:end]
 }
 
+// text is the whole conversation at width w, for the terminal's
+// scrollback once the UI has left the screen: every block but the
+// welcome line, which only says how to use the UI that is gone.
+func (t *transcript) text(w int) string {
+	var b strings.Builder
+	for i := range t.blocks {
+		if bl := &t.blocks[i]; bl.kind == kInfo && bl.text == welcome {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		for _, l := range t.render(&t.blocks[i], w) {
+			b.WriteString(l)
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
 func (t *transcript) render(b *block, w int) []string {
 	if b.lines != nil && b.width == w {
 		return b.lines
@@ -306,7 +327,7 @@ func (t *transcript) renderTool(c *toolCall, w int) string {
 	b.WriteString(head)
 	for _, l := range lines {
 		b.WriteString("\n")
-		b.WriteString(style.Render(wrap("  "+l, w)))
+		b.WriteString(style.Render(wrap("  "+expandTabs(l), w)))
 	}
 	if more > 0 {
 		b.WriteString("\n" + st.info.Render("  … "+itoa(more)+" more lines (ctrl+o to expand)"))
@@ -342,6 +363,32 @@ func (t *transcript) markdown(text string, w int) string {
 		lines[i] = strings.TrimRight(lines[i], " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// tabStop is the terminal's: a tab moves to the next multiple of 8.
+const tabStop = 8
+
+// expandTabs replaces each tab of a line of output with the spaces that
+// reach the next tab stop, as the terminal would have shown it, so that
+// columns (ls -l, a TSV) stay aligned; a wrapper that counts a tab as a
+// fixed run of spaces breaks them.
+func expandTabs(line string) string {
+	if !strings.Contains(line, "\t") {
+		return line
+	}
+	var b strings.Builder
+	col := 0
+	for _, r := range line {
+		if r == '\t' {
+			n := tabStop - col%tabStop
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+			continue
+		}
+		b.WriteRune(r)
+		col += ansi.StringWidth(string(r))
+	}
+	return b.String()
 }
 
 // wrap breaks s at width w (words first, long words hard).

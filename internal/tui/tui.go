@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -107,6 +108,15 @@ func Run(ctx context.Context, opts Options, ro RunOptions) (err error) {
 	if m.panicked != nil {
 		return fmt.Errorf("tui: panic handling a session event: %v", m.panicked)
 	}
+	// The UI drew on the alternate screen, which is gone now: print the
+	// conversation on the normal one, so that it stays in the terminal's
+	// scrollback as a shell command's output would (pi and Claude Code
+	// users expect it there).
+	out := ro.Output
+	if out == nil {
+		out = os.Stdout
+	}
+	io.WriteString(out, m.tr.text(max(m.width, 20)))
 	switch {
 	case errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil:
 		return ctx.Err()

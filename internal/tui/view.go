@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session"
 )
 
 // styles are the UI's colours. Under NO_COLOR every style is plain, and
@@ -72,7 +73,7 @@ func (m *Model) render() string {
 // bottom is everything under the transcript.
 func (m *Model) bottom(w int) string {
 	var parts []string
-	if l := m.loaderLine(); l != "" {
+	if l := m.loaderLine(w); l != "" {
 		parts = append(parts, m.st.loader.Render(l))
 		if m.loader.err != "" {
 			parts = append(parts, m.st.info.Render(clipLine("  "+m.loader.err, w)))
@@ -82,8 +83,8 @@ func (m *Model) bottom(w int) string {
 	} else if m.running {
 		parts = append(parts, m.st.info.Render("Working… (esc to interrupt)"))
 	}
-	for _, q := range m.queue {
-		parts = append(parts, m.st.queued.Render(clipLine("queued: "+q, w)))
+	for _, q := range m.state.Queue {
+		parts = append(parts, m.st.queued.Render(clipLine("queued: "+q.TextOf(), w)))
 	}
 	if c := m.confirm; c != nil {
 		parts = append(parts, m.st.notice.Render(clipLine(fmt.Sprintf("Run %s %s? [y/n]", c.name, c.args), w)))
@@ -101,16 +102,29 @@ func (m *Model) bottom(w int) string {
 // transcriptHeight is the transcript's height in the last frame.
 func (m *Model) transcriptHeight() int { return max(1, m.lastTH) }
 
-// loaderLine is the retry loader: "Retrying (2/3) in 4s… (esc to cancel)".
-func (m *Model) loaderLine() string {
+// loaderLine is the retry loader: "Retrying (2/3) in 4s… (esc to cancel)",
+// shortened to fit w columns so that "esc to cancel" always shows whole.
+func (m *Model) loaderLine(w int) string {
 	l := m.loader
 	if l == nil {
 		return ""
 	}
-	if l.class == "usage_limit" && l.switchedTo == "" {
-		return fmt.Sprintf("Waiting for the usage limit to reset (%d/%d): %ds… (esc to cancel)", l.attempt, l.max, m.secondsLeft())
+	n, left := fmt.Sprintf("%d/%d", l.attempt, l.max), m.secondsLeft()
+	forms := []string{
+		fmt.Sprintf("Retrying (%s) in %ds… (esc to cancel)", n, left),
+		fmt.Sprintf("Retry %s in %ds… esc to cancel", n, left),
+		fmt.Sprintf("%s in %ds… esc to cancel", n, left),
 	}
-	return fmt.Sprintf("Retrying (%d/%d) in %ds… (esc to cancel)", l.attempt, l.max, m.secondsLeft())
+	if l.class == "usage_limit" && l.switchedTo == "" {
+		forms = append([]string{fmt.Sprintf("Waiting for the usage limit to reset (%s): %ds… (esc to cancel)", n, left),
+			fmt.Sprintf("Usage limit (%s): %ds… esc to cancel", n, left)}, forms[1:]...)
+	}
+	for _, f := range forms {
+		if lipgloss.Width(f) <= w {
+			return f
+		}
+	}
+	return "esc to cancel"
 }
 
 // statusLine is provider/model · context used/window · cost · retry state
@@ -121,11 +135,11 @@ func (m *Model) loaderLine() string {
 // goes too if need be.
 func (m *Model) statusLine(w int) string {
 	mod := m.info.Model
-	ctx := "ctx " + tokens(m.ctxUsed)
+	ctx := "ctx " + tokens(m.state.ContextTokens)
 	if mod.ContextWindow > 0 {
 		ctx += "/" + tokens(mod.ContextWindow)
 	}
-	cost := fmt.Sprintf("$%.4f", m.cost)
+	cost := fmt.Sprintf("$%.4f", m.state.Usage.Cost.Total)
 	name, retry := modelName(mod), m.retryState()
 	cands := [][]string{
 		{name, ctx, cost, retry, m.info.SessionName},
@@ -159,6 +173,16 @@ func (m *Model) retryState() string {
 		return fmt.Sprintf("waiting for a usage-limit reset %d/%d", l.attempt, l.max)
 	case l != nil:
 		return fmt.Sprintf("retrying %d/%d", l.attempt, l.max)
+	}
+	switch p := m.state.Phase; p.Kind {
+	case session.PhaseStreaming:
+		return "streaming"
+	case session.PhaseCompacting:
+		return "compacting"
+	case session.PhaseToolRunning:
+		return "running " + p.Tool
+	}
+	switch {
 	case m.switchedTo != "":
 		return "switched to " + m.switchedTo
 	case m.retryOff:

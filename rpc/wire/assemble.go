@@ -28,16 +28,17 @@ func (d *Decoder) Decode(line []byte) (session.Event, error) {
 	if err != nil {
 		return e, err
 	}
-	switch e.Type {
-	case session.MessageStart:
-		d.msg, d.texts = e.Message.Clone(), d.texts[:0]
-	case session.MessageEnd, session.MessageDiscarded:
+	switch u := e.(type) {
+	case session.MessageStartEvent:
+		d.msg, d.texts = u.Message.Clone(), d.texts[:0]
+	case session.MessageEndEvent, session.MessageDiscardedEvent:
 		d.msg, d.texts = nil, d.texts[:0]
-	case session.MessageUpdate:
-		if e.Message == nil && e.Assistant != nil {
-			d.apply(e.Assistant)
-			e.Message = d.msg.Clone()
-			e.Assistant.Partial = e.Message
+	case session.MessageUpdateEvent:
+		if u.Message == nil && u.Assistant != nil {
+			d.apply(u.Assistant)
+			u.Message = d.msg.Clone()
+			u.Assistant.Partial = u.Message
+			return u, nil
 		}
 	}
 	return e, nil

@@ -3,45 +3,20 @@ package wire
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/session"
-	"github.com/rally-agent/rally/tool"
 )
 
-// eventWire is every field an event can carry on the wire. "result" is a
-// tool result in tool_execution_end and a compaction result in
-// compaction_end, so it is kept raw until the type is known.
-type eventWire struct {
-	Type          session.EventType        `json:"type"`
-	Message       *llm.Message             `json:"message"`
-	Assistant     *streamWire              `json:"assistantMessageEvent"`
-	Messages      []llm.Message            `json:"messages"`
-	ToolResults   []llm.Message            `json:"toolResults"`
-	ToolCallID    string                   `json:"toolCallId"`
-	ToolName      string                   `json:"toolName"`
-	Args          json.RawMessage          `json:"args"`
-	Result        json.RawMessage          `json:"result"`
-	PartialResult json.RawMessage          `json:"partialResult"`
-	IsError       bool                     `json:"isError"`
-	WillRetry     bool                     `json:"willRetry"`
-	Attempt       int                      `json:"attempt"`
-	MaxAttempts   int                      `json:"maxAttempts"`
-	DelayMs       int64                    `json:"delayMs"`
-	ErrorMessage  string                   `json:"errorMessage"`
-	ErrorClass    string                   `json:"errorClass"`
-	SwitchedTo    string                   `json:"switchedTo"`
-	Success       bool                     `json:"success"`
-	FinalError    string                   `json:"finalError"`
-	Reason        session.CompactionReason `json:"reason"`
-	Aborted       bool                     `json:"aborted"`
-	Error         string                   `json:"error"` // session_error
-	Op            string                   `json:"op"`
+// updateWire is a message_update line. Its stream event is read without
+// its partial: the wire repeats the message there, so decoding it twice
+// would only cost time and memory.
+type updateWire struct {
+	Message   *llm.Message `json:"message"`
+	Assistant *streamWire  `json:"assistantMessageEvent"`
 }
 
-// streamWire is llm.Event without its partial: the wire repeats the
-// message there, so decoding it twice would only cost time and memory.
 type streamWire struct {
 	Type         llm.EventType  `json:"type"`
 	ContentIndex int            `json:"contentIndex"`
@@ -51,63 +26,47 @@ type streamWire struct {
 	Reason       llm.StopReason `json:"reason"`
 }
 
-type resultWire struct {
-	Content []llm.Content `json:"content"`
-	IsError bool          `json:"isError"`
+// Unknown is a line whose "type" no session event has (a response, or a
+// kind of a newer rally): DecodeEvent hands it over whole rather than
+// failing, so a reader can pass it on; AppendEvent writes Line back.
+type Unknown struct {
+	Type session.EventType
+	Line json.RawMessage
 }
+
+// Kind is the line's "type".
+func (u Unknown) Kind() session.EventType { return u.Type }
 
 // DecodeEvent reads one event line in its wire shape, as a client of the
-// RPC or JSON output sees it. A message_update's partial is its message (one
-// value, not a second copy).
+// RPC or JSON output sees it, into the kind's struct (through its JSON
+// tags). A message_update's partial is its message (one value, not a
+// second copy).
 func DecodeEvent(b []byte) (session.Event, error) {
-	var w eventWire
-	if err := json.Unmarshal(b, &w); err != nil {
-		return session.Event{}, fmt.Errorf("wire: decode event: %w", err)
+	var head struct {
+		Type session.EventType `json:"type"`
 	}
-	e := session.Event{
-		Type: w.Type, Message: w.Message, Messages: w.Messages, ToolResults: w.ToolResults,
-		ToolCallID: w.ToolCallID, ToolName: w.ToolName, Args: w.Args, IsError: w.IsError,
-		WillRetry: w.WillRetry, Attempt: w.Attempt, MaxAttempts: w.MaxAttempts, DelayMs: w.DelayMs,
-		ErrorMessage: w.ErrorMessage, SwitchedTo: w.SwitchedTo,
-		Success: w.Success, FinalError: w.FinalError, Reason: w.Reason, Aborted: w.Aborted, Op: w.Op,
+	if err := json.Unmarshal(b, &head); err != nil {
+		return nil, fmt.Errorf("wire: decode event: %w", err)
 	}
-	if w.Type == session.SessionError {
-		e.ErrorMessage = w.Error
-	}
-	if a := w.Assistant; a != nil {
-		e.Assistant = &llm.Event{Type: a.Type, ContentIndex: a.ContentIndex, Delta: a.Delta, Content: a.Content,
-			ToolCall: a.ToolCall, Reason: a.Reason, Partial: w.Message}
-	}
-	var err error
-	switch w.Type {
-	case session.ToolExecutionEnd:
-		e.Result, err = decodeResult(w.Result)
-	case session.ToolExecutionUpdate:
-		e.Result, err = decodeResult(w.PartialResult)
-	case session.CompactionEnd:
-		if len(w.Result) > 0 && string(w.Result) != "null" {
-			e.Compaction = new(session.CompactionResult)
-			err = json.Unmarshal(w.Result, e.Compaction)
+	if head.Type == session.MessageUpdate {
+		var w updateWire
+		if err := json.Unmarshal(b, &w); err != nil {
+			return nil, fmt.Errorf("wire: decode %s: %w", head.Type, err)
 		}
-	case session.AutoRetryStart:
-		var c retry.Class
-		if err = c.UnmarshalText([]byte(w.ErrorClass)); err == nil {
-			e.ErrorClass = c
+		e := session.MessageUpdateEvent{Message: w.Message}
+		if a := w.Assistant; a != nil {
+			e.Assistant = &llm.Event{Type: a.Type, ContentIndex: a.ContentIndex, Delta: a.Delta, Content: a.Content,
+				ToolCall: a.ToolCall, Reason: a.Reason, Partial: w.Message}
 		}
+		return e, nil
 	}
-	if err != nil {
-		return session.Event{}, fmt.Errorf("wire: decode %s: %w", w.Type, err)
+	zero, ok := session.ZeroEvent(head.Type)
+	if !ok {
+		return Unknown{Type: head.Type, Line: append(json.RawMessage(nil), b...)}, nil
 	}
-	return e, nil
-}
-
-func decodeResult(raw json.RawMessage) (*tool.Result, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
+	p := reflect.New(reflect.TypeOf(zero))
+	if err := json.Unmarshal(b, p.Interface()); err != nil {
+		return nil, fmt.Errorf("wire: decode %s: %w", head.Type, err)
 	}
-	var r resultWire
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, err
-	}
-	return &tool.Result{Content: r.Content, IsError: r.IsError}, nil
+	return p.Elem().Interface().(session.Event), nil
 }

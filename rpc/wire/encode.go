@@ -32,14 +32,19 @@ import (
 func AppendEvent(b []byte, e session.Event) []byte { return appendEvent(b, e, nil) }
 
 // appendEvent is AppendEvent; tc, when not nil, carries the escaped text of
-// the previous message_update's partial over to this one.
+// the previous message_update's partial over to this one. The kinds that
+// carry messages are written by hand (a message is most of a stream's
+// bytes); the rest, rare and small, through their JSON tags (appendTagged).
 func appendEvent(b []byte, e session.Event, tc *textCache) []byte {
 	b = append(b, '{')
-	switch e.Type {
-	case session.MessageStart, session.MessageEnd, session.MessageDiscarded:
-		b = append(b, `"message":`...)
-		b = appendMessage(b, e.Message, nil)
-	case session.MessageUpdate:
+	switch e := e.(type) {
+	case session.MessageStartEvent:
+		b = appendMessageField(b, e.Message)
+	case session.MessageEndEvent:
+		b = appendMessageField(b, e.Message)
+	case session.MessageDiscardedEvent:
+		b = appendMessageField(b, e.Message)
+	case session.MessageUpdateEvent:
 		b = append(b, `"assistantMessageEvent":`...)
 		var ps, pe int
 		b, ps, pe = appendStreamEvent(b, e.Assistant, tc)
@@ -51,96 +56,103 @@ func appendEvent(b []byte, e session.Event, tc *textCache) []byte {
 		} else {
 			b = appendMessage(b, e.Message, nil)
 		}
-	case session.AgentEnd:
+	case session.AgentEndEvent:
 		b = append(b, `"messages":`...)
 		b = appendMessages(b, e.Messages)
-		b = append(b, `,"type":`...)
-		b = appendString(b, string(e.Type))
+		b = appendType(b, e)
 		b = append(b, `,"willRetry":`...)
 		b = strconv.AppendBool(b, e.WillRetry)
 		return append(b, '}')
-	case session.TurnEnd:
+	case session.TurnEndEvent:
 		b = append(b, `"message":`...)
 		b = appendMessage(b, e.Message, nil)
 		b = append(b, `,"toolResults":`...)
 		b = appendMessages(b, e.ToolResults)
-	case session.ToolExecutionStart, session.ToolExecutionUpdate:
+	case session.ToolExecutionStartEvent:
 		b = append(b, `"args":`...)
 		b = appendRaw(b, e.Args, "{}")
-		if e.Type == session.ToolExecutionUpdate {
-			b = append(b, `,"partialResult":`...)
-			b = appendResult(b, e.Result)
-		}
-		b = appendToolIDs(b, e)
-	case session.ToolExecutionEnd:
+		b = appendToolIDs(b, e.ToolCallID, e.ToolName)
+	case session.ToolExecutionUpdateEvent:
+		b = append(b, `"args":`...)
+		b = appendRaw(b, e.Args, "{}")
+		b = append(b, `,"partialResult":`...)
+		b = appendResult(b, e.PartialResult)
+		b = appendToolIDs(b, e.ToolCallID, e.ToolName)
+	case session.ToolExecutionEndEvent:
 		b = append(b, `"isError":`...)
 		b = strconv.AppendBool(b, e.IsError)
 		b = append(b, `,"result":`...)
 		b = appendResult(b, e.Result)
-		b = appendToolIDs(b, e)
-	case session.AutoRetryStart:
-		b = append(b, `"attempt":`...)
-		b = strconv.AppendInt(b, int64(e.Attempt), 10)
-		b = append(b, `,"delayMs":`...)
-		b = strconv.AppendInt(b, e.DelayMs, 10)
-		b = append(b, `,"errorClass":`...)
-		b = appendString(b, e.ErrorClass.String())
-		b = append(b, `,"errorMessage":`...)
-		b = appendString(b, e.ErrorMessage)
-		b = append(b, `,"maxAttempts":`...)
-		b = strconv.AppendInt(b, int64(e.MaxAttempts), 10)
-		if e.SwitchedTo != "" {
-			b = append(b, `,"switchedTo":`...)
-			b = appendString(b, e.SwitchedTo)
+		b = appendToolIDs(b, e.ToolCallID, e.ToolName)
+	case Unknown:
+		if json.Valid(e.Line) {
+			return appendRaw(b[:len(b)-1], e.Line, "")
 		}
-	case session.AutoRetryEnd:
-		b = append(b, `"attempt":`...)
-		b = strconv.AppendInt(b, int64(e.Attempt), 10)
-		if !e.Success {
-			b = append(b, `,"finalError":`...)
-			b = appendString(b, e.FinalError)
-		}
-		b = append(b, `,"success":`...)
-		b = strconv.AppendBool(b, e.Success)
-	case session.SessionError:
-		b = append(b, `"error":`...)
-		b = appendString(b, e.ErrorMessage)
-		b = append(b, `,"op":`...)
-		b = appendString(b, e.Op)
-	case session.CompactionStart:
-		b = append(b, `"reason":`...)
-		b = appendString(b, string(e.Reason))
-	case session.CompactionEnd:
-		b = append(b, `"aborted":`...)
-		b = strconv.AppendBool(b, e.Aborted)
-		if e.ErrorMessage != "" {
-			b = append(b, `,"errorMessage":`...)
-			b = appendString(b, e.ErrorMessage)
-		}
-		b = append(b, `,"reason":`...)
-		b = appendString(b, string(e.Reason))
-		b = append(b, `,"result":`...)
-		b = appendCompaction(b, e.Compaction)
-		b = append(b, `,"type":`...)
-		b = appendString(b, string(e.Type))
-		b = append(b, `,"willRetry":`...)
-		b = strconv.AppendBool(b, e.WillRetry)
-		return append(b, '}')
-	default:
 		b = append(b, `"type":`...)
 		b = appendString(b, string(e.Type))
 		return append(b, '}')
+	default:
+		return appendTagged(b[:len(b)-1], e)
 	}
-	b = append(b, `,"type":`...)
-	b = appendString(b, string(e.Type))
+	b = appendType(b, e)
 	return append(b, '}')
 }
 
-func appendToolIDs(b []byte, e session.Event) []byte {
+// appendType writes the "type" member, which sorts after every other key
+// of an event but "willRetry".
+func appendType(b []byte, e session.Event) []byte {
+	b = append(b, `,"type":`...)
+	return appendString(b, string(e.Kind()))
+}
+
+func appendMessageField(b []byte, m *llm.Message) []byte {
+	b = append(b, `"message":`...)
+	return appendMessage(b, m, nil)
+}
+
+// appendTagged writes an event through its JSON tags, with "type" added
+// and the keys sorted as everywhere on the wire. It goes through a map, so
+// it is for the small kinds only; a kind that cannot be encoded (a NaN in
+// a field of its own) is written as its type alone rather than breaking
+// the line.
+func appendTagged(b []byte, e session.Event) []byte {
+	kind := string(e.Kind())
+	fields := map[string]any{}
+	if raw, err := marshal(e); err == nil {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) == nil {
+			for k, v := range m {
+				fields[k] = v
+			}
+		}
+	}
+	fields["type"] = kind
+	raw, err := marshal(fields)
+	if err != nil {
+		b = append(b, `{"type":`...)
+		b = appendString(b, kind)
+		return append(b, '}')
+	}
+	return append(b, raw...)
+}
+
+// marshal is json.Marshal without HTML escaping, as appendString writes
+// strings (and JavaScript's JSON.stringify).
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}), nil
+}
+
+func appendToolIDs(b []byte, id, name string) []byte {
 	b = append(b, `,"toolCallId":`...)
-	b = appendString(b, e.ToolCallID)
+	b = appendString(b, id)
 	b = append(b, `,"toolName":`...)
-	return appendString(b, e.ToolName)
+	return appendString(b, name)
 }
 
 func appendResult(b []byte, r *tool.Result) []byte {
@@ -151,21 +163,6 @@ func appendResult(b []byte, r *tool.Result) []byte {
 	b = appendContents(b, r.Content, nil)
 	b = append(b, `,"isError":`...)
 	b = strconv.AppendBool(b, r.IsError)
-	return append(b, '}')
-}
-
-// appendCompaction writes a compaction result in the shape of the
-// reference protocol's CompactionResult.
-func appendCompaction(b []byte, r *session.CompactionResult) []byte {
-	if r == nil {
-		return append(b, "null"...)
-	}
-	b = append(b, `{"summary":`...)
-	b = appendString(b, r.Summary)
-	b = append(b, `,"firstKeptEntryId":`...)
-	b = appendString(b, r.FirstKeptEntryID)
-	b = append(b, `,"tokensBefore":`...)
-	b = strconv.AppendInt(b, int64(r.TokensBefore), 10)
 	return append(b, '}')
 }
 

@@ -34,22 +34,23 @@ type Encoder struct {
 // Encode returns the event's line (no newline). The bytes are valid until
 // the next call.
 func (enc *Encoder) Encode(e session.Event) []byte {
-	switch {
-	case e.Type == session.MessageUpdate && enc.Deltas:
-		enc.buf = appendDelta(enc.buf[:0], e)
-	case e.Type == session.MessageUpdate:
-		enc.buf = appendEvent(enc.buf[:0], e, &enc.tc)
-	default:
-		if e.Type == session.MessageEnd || e.Type == session.MessageDiscarded {
-			enc.tc = textCache{} // the message is over: let its text go
+	switch u := e.(type) {
+	case session.MessageUpdateEvent:
+		if enc.Deltas {
+			enc.buf = appendDelta(enc.buf[:0], u)
+		} else {
+			enc.buf = appendEvent(enc.buf[:0], e, &enc.tc)
 		}
-		enc.buf = appendEvent(enc.buf[:0], e, nil)
+		return enc.buf
+	case session.MessageEndEvent, session.MessageDiscardedEvent:
+		enc.tc = textCache{} // the message is over: let its text go
 	}
+	enc.buf = appendEvent(enc.buf[:0], e, nil)
 	return enc.buf
 }
 
 // appendDelta writes a message_update in the delta-only form.
-func appendDelta(b []byte, e session.Event) []byte {
+func appendDelta(b []byte, e session.MessageUpdateEvent) []byte {
 	b = append(b, `{"assistantMessageEvent":`...)
 	a := e.Assistant
 	if a == nil {

@@ -55,13 +55,13 @@ func streamEvents(t testing.TB, pieces []piece) []session.Event {
 		m := e.Partial.Clone()
 		switch e.Type {
 		case llm.EventStart:
-			out = append(out, session.Event{Type: session.MessageStart, Message: m})
+			out = append(out, session.MessageStartEvent{Message: m})
 		case llm.EventDone, llm.EventError:
-			out = append(out, session.Event{Type: session.MessageEnd, Message: m})
+			out = append(out, session.MessageEndEvent{Message: m})
 		default:
 			a := e
 			a.Partial = m
-			out = append(out, session.Event{Type: session.MessageUpdate, Message: m, Assistant: &a})
+			out = append(out, session.MessageUpdateEvent{Message: m, Assistant: &a})
 		}
 	}
 }
@@ -89,7 +89,7 @@ func TestEncoderDefaultForm(t *testing.T) {
 			for i, e := range streamEvents(t, tc.pieces) {
 				want := AppendEvent(nil, e)
 				if got := enc.Encode(e); !bytes.Equal(got, want) {
-					t.Fatalf("event %d (%s):\n got %s\nwant %s", i, e.Type, got, want)
+					t.Fatalf("event %d (%s):\n got %s\nwant %s", i, e.Kind(), got, want)
 				}
 			}
 		})
@@ -111,7 +111,8 @@ func TestDeltaForm(t *testing.T) {
 			var dec, full Decoder
 			for i, e := range streamEvents(t, tc.pieces) {
 				line := enc.Encode(e)
-				if e.Type == session.MessageUpdate && (bytes.Contains(line, []byte(`"partial"`)) || bytes.Contains(line, []byte(`"message"`))) {
+				u, isUpdate := e.(session.MessageUpdateEvent)
+				if isUpdate && (bytes.Contains(line, []byte(`"partial"`)) || bytes.Contains(line, []byte(`"message"`))) {
 					t.Fatalf("event %d: delta line carries the message: %s", i, line)
 				}
 				if !json.Valid(line) {
@@ -125,20 +126,21 @@ func TestDeltaForm(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if e.Type == session.MessageUpdate && strings.HasSuffix(string(e.Assistant.Type), "_start") {
+				if isUpdate && strings.HasSuffix(string(u.Assistant.Type), "_start") {
 					// A start's partial in the default form already holds
 					// the deltas the provider sent with it (the stream
 					// queues both before the session snapshots); the
 					// rebuilt one holds what the start itself added.
-					want.Message.Content[e.Assistant.ContentIndex].Text = ""
-					want.Message.Content[e.Assistant.ContentIndex].Thinking = ""
+					w := want.(session.MessageUpdateEvent)
+					w.Message.Content[u.Assistant.ContentIndex].Text = ""
+					w.Message.Content[u.Assistant.ContentIndex].Thinking = ""
 				}
-				if e.Type == session.MessageUpdate {
+				if isUpdate {
 					// Likewise the stop reason of the last block's end.
-					want.Message.StopReason = got.Message.StopReason
+					want.(session.MessageUpdateEvent).Message.StopReason = got.(session.MessageUpdateEvent).Message.StopReason
 				}
 				if !reflect.DeepEqual(got, want) {
-					t.Fatalf("event %d (%s):\n got %+v %+v\nwant %+v %+v", i, e.Type, got.Message, got.Assistant, want.Message, want.Assistant)
+					t.Fatalf("event %d (%s):\n got %+v\nwant %+v", i, e.Kind(), got, want)
 				}
 			}
 		})

@@ -39,39 +39,43 @@ func reference(e session.Event) ([]byte, error) {
 		}
 		return ms
 	}
-	m := M{"type": string(e.Type)}
-	switch e.Type {
-	case session.MessageStart, session.MessageEnd, session.MessageDiscarded:
+	m := M{"type": string(e.Kind())}
+	switch e := e.(type) {
+	case session.MessageStartEvent:
 		m["message"] = e.Message
-	case session.MessageUpdate:
+	case session.MessageEndEvent:
+		m["message"] = e.Message
+	case session.MessageDiscardedEvent:
+		m["message"] = e.Message
+	case session.MessageUpdateEvent:
 		m["message"], m["assistantMessageEvent"] = e.Message, e.Assistant
-	case session.AgentEnd:
+	case session.AgentEndEvent:
 		m["messages"], m["willRetry"] = orEmpty(e.Messages), e.WillRetry
-	case session.TurnEnd:
+	case session.TurnEndEvent:
 		m["message"], m["toolResults"] = e.Message, orEmpty(e.ToolResults)
-	case session.ToolExecutionStart:
+	case session.ToolExecutionStartEvent:
 		m["toolCallId"], m["toolName"], m["args"] = e.ToolCallID, e.ToolName, raw(e.Args)
-	case session.ToolExecutionUpdate:
-		m["toolCallId"], m["toolName"], m["args"], m["partialResult"] = e.ToolCallID, e.ToolName, raw(e.Args), res(e.Result)
-	case session.ToolExecutionEnd:
+	case session.ToolExecutionUpdateEvent:
+		m["toolCallId"], m["toolName"], m["args"], m["partialResult"] = e.ToolCallID, e.ToolName, raw(e.Args), res(e.PartialResult)
+	case session.ToolExecutionEndEvent:
 		m["toolCallId"], m["toolName"], m["result"], m["isError"] = e.ToolCallID, e.ToolName, res(e.Result), e.IsError
-	case session.AutoRetryStart:
+	case session.AutoRetryStartEvent:
 		m["attempt"], m["maxAttempts"], m["delayMs"] = e.Attempt, e.MaxAttempts, e.DelayMs
 		m["errorMessage"], m["errorClass"] = e.ErrorMessage, e.ErrorClass.String()
 		if e.SwitchedTo != "" {
 			m["switchedTo"] = e.SwitchedTo
 		}
-	case session.AutoRetryEnd:
+	case session.AutoRetryEndEvent:
 		m["success"], m["attempt"] = e.Success, e.Attempt
 		if !e.Success {
 			m["finalError"] = e.FinalError
 		}
-	case session.SessionError:
+	case session.SessionErrorEvent:
 		m["error"], m["op"] = e.ErrorMessage, e.Op
-	case session.CompactionStart:
+	case session.CompactionStartEvent:
 		m["reason"] = string(e.Reason)
-	case session.CompactionEnd:
-		m["reason"], m["result"], m["aborted"], m["willRetry"] = string(e.Reason), e.Compaction, e.Aborted, e.WillRetry
+	case session.CompactionEndEvent:
+		m["reason"], m["result"], m["aborted"], m["willRetry"] = string(e.Reason), e.Result, e.Aborted, e.WillRetry
 	}
 	return json.Marshal(m)
 }
@@ -89,33 +93,33 @@ func sampleEvents() []session.Event {
 	failed := &llm.Message{Role: llm.Assistant, StopReason: llm.Error, ErrorMessage: "529 overloaded", Timestamp: 7}
 	user := &llm.Message{Role: llm.User, Content: []llm.Content{llm.Text("hi"), {Type: llm.ImageType, Data: "aGk=", MimeType: "image/png"}}, Timestamp: 1}
 	return []session.Event{
-		{Type: session.AgentStart},
-		{Type: session.TurnStart},
-		{Type: session.AgentSettled},
-		{Type: session.MessageStart, Message: user},
-		{Type: session.MessageEnd, Message: asst},
-		{Type: session.MessageEnd, Message: &result},
-		{Type: session.MessageDiscarded, Message: failed},
-		{Type: session.MessageUpdate, Message: asst, Assistant: &llm.Event{Type: llm.EventTextDelta, ContentIndex: 1, Delta: "wö", Partial: asst}},
-		{Type: session.MessageUpdate, Message: asst, Assistant: &llm.Event{Type: llm.EventToolCallEnd, ContentIndex: 2, ToolCall: &asst.Content[2], Partial: asst}},
-		{Type: session.MessageUpdate, Message: asst, Assistant: &llm.Event{Type: llm.EventTextEnd, Content: "x", Partial: failed}},
-		{Type: session.MessageUpdate, Message: asst, Assistant: &llm.Event{Type: llm.EventDone, Reason: llm.Stop}},
-		{Type: session.MessageUpdate},
-		{Type: session.AgentEnd, Messages: []llm.Message{*user, *asst, result}, WillRetry: true},
-		{Type: session.AgentEnd},
-		{Type: session.TurnEnd, Message: asst, ToolResults: []llm.Message{result}},
-		{Type: session.TurnEnd, Message: failed},
-		{Type: session.ToolExecutionStart, ToolCallID: "c", ToolName: "bash", Args: json.RawMessage("{\n \"command\": \"ls\"\n}")},
-		{Type: session.ToolExecutionStart, ToolCallID: "c", ToolName: "bash"},
-		{Type: session.ToolExecutionUpdate, ToolCallID: "c", ToolName: "bash", Args: json.RawMessage(`{}`), Result: &tool.Result{Content: []llm.Content{llm.Text("partial")}}},
-		{Type: session.ToolExecutionEnd, ToolCallID: "c", ToolName: "bash", Result: &tool.Result{IsError: true}, IsError: true},
-		{Type: session.ToolExecutionEnd, ToolCallID: "c", ToolName: "bash"},
-		{Type: session.AutoRetryStart, Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "503", ErrorClass: retry.Transient, SwitchedTo: "openai/gpt-4.1"},
-		{Type: session.AutoRetryEnd, Success: false, Attempt: 1, FinalError: "Retry cancelled"},
-		{Type: session.CompactionStart, Reason: "overflow"},
-		{Type: session.CompactionEnd, Reason: "manual", Compaction: &session.CompactionResult{Summary: "s <b>&", FirstKeptEntryID: "a1b2c3d4", TokensBefore: 10}, WillRetry: true},
-		{Type: session.CompactionEnd, Reason: "manual", Aborted: true},
-		{Type: session.SessionError, Op: session.OpSaveMessage, ErrorMessage: "journal: append to /s.jsonl: no space left on device"},
+		session.AgentStartEvent{},
+		session.TurnStartEvent{},
+		session.AgentSettledEvent{},
+		session.MessageStartEvent{Message: user},
+		session.MessageEndEvent{Message: asst},
+		session.MessageEndEvent{Message: &result},
+		session.MessageDiscardedEvent{Message: failed},
+		session.MessageUpdateEvent{Message: asst, Assistant: &llm.Event{Type: llm.EventTextDelta, ContentIndex: 1, Delta: "wö", Partial: asst}},
+		session.MessageUpdateEvent{Message: asst, Assistant: &llm.Event{Type: llm.EventToolCallEnd, ContentIndex: 2, ToolCall: &asst.Content[2], Partial: asst}},
+		session.MessageUpdateEvent{Message: asst, Assistant: &llm.Event{Type: llm.EventTextEnd, Content: "x", Partial: failed}},
+		session.MessageUpdateEvent{Message: asst, Assistant: &llm.Event{Type: llm.EventDone, Reason: llm.Stop}},
+		session.MessageUpdateEvent{},
+		session.AgentEndEvent{Messages: []llm.Message{*user, *asst, result}, WillRetry: true},
+		session.AgentEndEvent{},
+		session.TurnEndEvent{Message: asst, ToolResults: []llm.Message{result}},
+		session.TurnEndEvent{Message: failed},
+		session.ToolExecutionStartEvent{ToolCallID: "c", ToolName: "bash", Args: json.RawMessage("{\n \"command\": \"ls\"\n}")},
+		session.ToolExecutionStartEvent{ToolCallID: "c", ToolName: "bash"},
+		session.ToolExecutionUpdateEvent{ToolCallID: "c", ToolName: "bash", Args: json.RawMessage(`{}`), PartialResult: &tool.Result{Content: []llm.Content{llm.Text("partial")}}},
+		session.ToolExecutionEndEvent{ToolCallID: "c", ToolName: "bash", Result: &tool.Result{IsError: true}, IsError: true},
+		session.ToolExecutionEndEvent{ToolCallID: "c", ToolName: "bash"},
+		session.AutoRetryStartEvent{Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "503", ErrorClass: retry.Transient, SwitchedTo: "openai/gpt-4.1"},
+		session.AutoRetryEndEvent{Success: false, Attempt: 1, FinalError: "Retry cancelled"},
+		session.CompactionStartEvent{Reason: "overflow"},
+		session.CompactionEndEvent{Reason: "manual", Result: &session.CompactionResult{Summary: "s <b>&", FirstKeptEntryID: "a1b2c3d4", TokensBefore: 10}, WillRetry: true},
+		session.CompactionEndEvent{Reason: "manual", Aborted: true},
+		session.SessionErrorEvent{Op: session.OpSaveMessage, ErrorMessage: "journal: append to /s.jsonl: no space left on device"},
 	}
 }
 
@@ -125,7 +129,7 @@ func sampleEvents() []session.Event {
 // plays no part.
 func TestAppendJSONMatchesReference(t *testing.T) {
 	for i, e := range sampleEvents() {
-		t.Run(string(e.Type), func(t *testing.T) {
+		t.Run(string(e.Kind()), func(t *testing.T) {
 			got := AppendEvent(nil, e)
 			want, err := reference(e)
 			if err != nil {
@@ -151,14 +155,14 @@ func TestAppendJSONMatchesReference(t *testing.T) {
 
 func TestEventJSONRoundTrip(t *testing.T) {
 	for _, e := range sampleEvents() {
-		t.Run(string(e.Type), func(t *testing.T) {
+		t.Run(string(e.Kind()), func(t *testing.T) {
 			line := AppendEvent(nil, e)
 			back, err := DecodeEvent(line)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if back.Type != e.Type {
-				t.Fatalf("type %q", back.Type)
+			if back.Kind() != e.Kind() {
+				t.Fatalf("type %q", back.Kind())
 			}
 			// Encoding what was decoded gives the same line (the partial
 			// of a message_update is its message on the wire).
@@ -166,7 +170,7 @@ func TestEventJSONRoundTrip(t *testing.T) {
 			var a, b any
 			json.Unmarshal(line, &a)
 			json.Unmarshal(again, &b)
-			if e.Type != session.MessageUpdate && !reflect.DeepEqual(a, b) {
+			if e.Kind() != session.MessageUpdate && !reflect.DeepEqual(a, b) {
 				t.Errorf("round trip\nfirst  %s\nsecond %s", line, again)
 			}
 		})
@@ -179,17 +183,17 @@ func TestEventJSONRoundTrip(t *testing.T) {
 		}
 		return e
 	}
-	e := decode(`{"type":"message_update","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":1},"assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"hi","partial":{"role":"assistant","content":[],"timestamp":1}}}`)
-	if e.Assistant == nil || e.Assistant.Delta != "hi" || e.Assistant.Partial != e.Message {
-		t.Errorf("message_update decoded as %+v", e.Assistant)
+	u := decode(`{"type":"message_update","message":{"role":"assistant","content":[{"type":"text","text":"hi"}],"timestamp":1},"assistantMessageEvent":{"type":"text_delta","contentIndex":0,"delta":"hi","partial":{"role":"assistant","content":[],"timestamp":1}}}`)
+	if e, _ := u.(session.MessageUpdateEvent); e.Assistant == nil || e.Assistant.Delta != "hi" || e.Assistant.Partial != e.Message {
+		t.Errorf("message_update decoded as %+v", u)
 	}
-	e = decode(`{"type":"compaction_end","reason":"manual","result":{"summary":"s"},"aborted":false,"willRetry":false}`)
-	if r := e.Compaction; r == nil || r.Summary != "s" || e.Reason != session.ReasonManual {
-		t.Errorf("compaction result %#v", e.Compaction)
+	c := decode(`{"type":"compaction_end","reason":"manual","result":{"summary":"s"},"aborted":false,"willRetry":false}`)
+	if e, _ := c.(session.CompactionEndEvent); e.Result == nil || e.Result.Summary != "s" || e.Reason != session.ReasonManual {
+		t.Errorf("compaction result %#v", c)
 	}
-	e = decode(`{"type":"tool_execution_end","toolCallId":"c","toolName":"bash","result":{"content":[{"type":"text","text":"x"}],"isError":true},"isError":true}`)
-	if e.Result == nil || !e.Result.IsError || e.Result.Content[0].Text != "x" {
-		t.Errorf("tool result %+v", e.Result)
+	te := decode(`{"type":"tool_execution_end","toolCallId":"c","toolName":"bash","result":{"content":[{"type":"text","text":"x"}],"isError":true},"isError":true}`)
+	if e, _ := te.(session.ToolExecutionEndEvent); e.Result == nil || !e.Result.IsError || e.Result.Content[0].Text != "x" {
+		t.Errorf("tool result %+v", te)
 	}
 }
 
@@ -221,7 +225,7 @@ func BenchmarkMessageUpdateJSON(b *testing.B) {
 	for _, words := range []int{10, 100, 1000} {
 		m := &llm.Message{Role: llm.Assistant, API: "openai-completions", Provider: "p", Model: "m",
 			Content: []llm.Content{llm.Text(strings.Repeat("word ", words))}, Timestamp: 1}
-		e := session.Event{Type: session.MessageUpdate, Message: m, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "word ", Partial: m}}
+		e := session.MessageUpdateEvent{Message: m, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "word ", Partial: m}}
 		b.Run("words="+strconv.Itoa(words), func(b *testing.B) {
 			var buf []byte
 			for b.Loop() {
@@ -256,17 +260,28 @@ func TestEncoderKnowsEveryField(t *testing.T) {
 			t.Errorf("llm.%s has JSON fields %q; rpc/wire/encode.go writes %q: update the encoder and this list", typ.Name(), got, known[typ.Name()])
 		}
 	}
-	var fields []string
-	for f := range reflect.TypeOf(session.Event{}).Fields() {
-		fields = append(fields, f.Name)
+	// The kinds written by hand: a field added to one must be added to
+	// AppendEvent too (the other kinds are written through their tags).
+	hand := map[string]string{
+		"MessageStartEvent": "message", "MessageEndEvent": "message", "MessageDiscardedEvent": "message",
+		"MessageUpdateEvent": "message assistantMessageEvent", "AgentEndEvent": "messages willRetry",
+		"TurnEndEvent": "message toolResults", "ToolExecutionStartEvent": "args toolCallId toolName",
+		"ToolExecutionUpdateEvent": "args partialResult toolCallId toolName",
+		"ToolExecutionEndEvent":    "isError result toolCallId toolName",
 	}
-	const eventFields = "Type Message Assistant Messages ToolResults ToolCallID ToolName Args Result IsError WillRetry " +
-		"Attempt MaxAttempts DelayMs ErrorMessage ErrorClass SwitchedTo Success FinalError Reason Compaction Aborted Op"
-	if got := strings.Join(fields, " "); got != eventFields {
-		t.Errorf("session.Event has fields %q; AppendEvent and DecodeEvent know %q: update them (encode.go, decode.go) and this list", got, eventFields)
-	}
-	if n := reflect.TypeOf(session.CompactionResult{}).NumField(); n != 3 {
-		t.Errorf("session.CompactionResult has %d fields; rpc/wire/encode.go writes Summary, FirstKeptEntryID and TokensBefore: update appendCompaction", n)
+	for _, e := range sampleEvents() {
+		typ := reflect.TypeOf(e)
+		want, ok := hand[typ.Name()]
+		if !ok {
+			continue
+		}
+		var names []string
+		for f := range typ.Fields() {
+			names = append(names, strings.Split(f.Tag.Get("json"), ",")[0])
+		}
+		if got := strings.Join(names, " "); got != want {
+			t.Errorf("session.%s has JSON fields %q; AppendEvent writes %q: update it (encode.go) and this list", typ.Name(), got, want)
+		}
 	}
 	if n := reflect.TypeOf(tool.Result{}).NumField(); n != 2 {
 		t.Errorf("tool.Result has %d fields; rpc/wire/encode.go writes Content and IsError: update the encoder", n)
@@ -278,16 +293,16 @@ func TestEventJSON(t *testing.T) {
 		e    session.Event
 		want string
 	}{
-		{session.Event{Type: session.AutoRetryStart, Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "overloaded", ErrorClass: retry.Transient},
+		{session.AutoRetryStartEvent{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: "overloaded", ErrorClass: retry.Transient},
 			`{"attempt":1,"delayMs":2000,"errorClass":"transient","errorMessage":"overloaded","maxAttempts":3,"type":"auto_retry_start"}`},
-		{session.Event{Type: session.AutoRetryEnd, Success: true, Attempt: 2}, `{"attempt":2,"success":true,"type":"auto_retry_end"}`},
-		{session.Event{Type: session.AutoRetryEnd, Attempt: 1, FinalError: "Retry cancelled"}, `{"attempt":1,"finalError":"Retry cancelled","success":false,"type":"auto_retry_end"}`},
-		{session.Event{Type: session.AgentEnd, WillRetry: true}, `{"messages":[],"type":"agent_end","willRetry":true}`},
-		{session.Event{Type: session.AgentSettled}, `{"type":"agent_settled"}`},
-		{session.Event{Type: session.SessionError, Op: "save message", ErrorMessage: "disk full"}, `{"error":"disk full","op":"save message","type":"session_error"}`},
+		{session.AutoRetryEndEvent{Success: true, Attempt: 2}, `{"attempt":2,"success":true,"type":"auto_retry_end"}`},
+		{session.AutoRetryEndEvent{Attempt: 1, FinalError: "Retry cancelled"}, `{"attempt":1,"finalError":"Retry cancelled","success":false,"type":"auto_retry_end"}`},
+		{session.AgentEndEvent{WillRetry: true}, `{"messages":[],"type":"agent_end","willRetry":true}`},
+		{session.AgentSettledEvent{}, `{"type":"agent_settled"}`},
+		{session.SessionErrorEvent{Op: "save message", ErrorMessage: "disk full"}, `{"error":"disk full","op":"save message","type":"session_error"}`},
 	}
 	for _, tt := range tests {
-		t.Run(string(tt.e.Type), func(t *testing.T) {
+		t.Run(string(tt.e.Kind()), func(t *testing.T) {
 			if b := AppendEvent(nil, tt.e); string(b) != tt.want {
 				t.Errorf("got %s\nwant %s", b, tt.want)
 			}
@@ -310,7 +325,7 @@ func TestDecodeEventErrors(t *testing.T) {
 		})
 	}
 	e, err := DecodeEvent([]byte(`{"type":"auto_retry_start","attempt":2,"maxAttempts":3,"delayMs":0,"errorClass":"usage_limit","errorMessage":"quota","switchedTo":"work"}`))
-	if err != nil || e.Type != session.AutoRetryStart || e.ErrorClass != retry.UsageLimit || e.SwitchedTo != "work" {
+	if r, ok := e.(session.AutoRetryStartEvent); err != nil || !ok || r.ErrorClass != retry.UsageLimit || r.SwitchedTo != "work" {
 		t.Errorf("auto_retry_start decoded as %+v, %v", e, err)
 	}
 }
