@@ -34,7 +34,7 @@ answer with "error", and the run goes on.`,
   rally classify < examples/errors.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return classifyLines(s.in, s.out, time.Now)
+			return classifyLines(s.in, s.out, s.clock)
 		},
 	}
 }
