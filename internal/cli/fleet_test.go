@@ -367,7 +367,7 @@ func TestFleetStatusREADME(t *testing.T) {
 	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"timeoutMs":2000,"budgets":{"acme":{"requestsPerMinute":60}},"breaker":{"failures":2}}}`)
 	busy := llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded, Header: map[string]string{"retry-after": "120"}}
 	srv := llmtest.NewServer(t, usageLimited(testKeyA), busy)
-	clock := morningClock() // the marks' times of day are printed
+	clock := morningClock()                    // the marks' times of day are printed
 	runAt(t, clock, "", acmeArgs(srv, "m")...) // fails: the 503's wait is past maxDelayMs
 	if n := len(srv.Requests()); n != 2 {
 		t.Fatalf("%d requests, want key one's usage limit and key two's 503", n)
