@@ -216,7 +216,6 @@ type Session struct {
 	autoCompact bool
 	compacting  bool
 	overflows   int  // overflow compactions of this prompt
-	shrunk      bool // this prompt already compacted with the smaller keep
 	noPause     bool // compacting within this prompt's run made no room
 	// learned holds the context windows overflow errors stated (or the
 	// Windows store had); scale how far the estimate fell short of a

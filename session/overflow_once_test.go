@@ -1,0 +1,114 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rally-agent/rally/session/journal"
+	"github.com/rally-agent/rally/llm"
+)
+
+// compactionOrder is the prompt's agent_end, compaction and settle events
+// in order, with willRetry where they carry it.
+func compactionOrder(rec *recorder) string {
+	var order []string
+	for _, e := range rec.events {
+		switch e.Type {
+		case AgentEnd, CompactionEnd:
+			order = append(order, fmt.Sprintf("%s(willRetry=%v)", e.Type, e.WillRetry))
+		case CompactionStart, AgentSettled, AutoRetryStart, AutoRetryEnd:
+			order = append(order, string(e.Type))
+		}
+	}
+	return strings.Join(order, " ")
+}
+
+// TestOverflowAgainEndsPrompt: when the retried request after the
+// overflow compaction overflows again, the prompt ends as pi ends it: a
+// last compaction_end{willRetry:false} with pi's words, no second
+// compaction and no further request; the error names both numbers.
+func TestOverflowAgainEndsPrompt(t *testing.T) {
+	f := &fake{steps: []step{{err: overflowErr()}, {text: "summary"}, {err: overflowErr()}, {text: "never a second summary"}, {text: "never"}}}
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
+	err := s.Prompt(t.Context(), "next", PromptOptions{})
+	stop()
+	if !errors.Is(err, ErrStillOverflows) || f.calls() != 3 {
+		t.Fatalf("err %v after %d calls, want ErrStillOverflows after 3 (overflow, summary, overflow)", err, f.calls())
+	}
+	for _, want := range []string{"even after compaction", "210000 tokens", "window of 100000 tokens"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message %q does not say %q", err, want)
+		}
+	}
+	want := "agent_end(willRetry=true) compaction_start compaction_end(willRetry=true) agent_end(willRetry=false) compaction_end(willRetry=false) agent_settled"
+	if got := compactionOrder(rec); got != want {
+		t.Errorf("events %s\nwant   %s", got, want)
+	}
+	ends := rec.of(CompactionEnd)
+	if last := ends[len(ends)-1]; last.Reason != ReasonOverflow || last.ErrorMessage != OverflowRecoveryFailed || last.Compaction != nil || last.Aborted {
+		t.Errorf("last compaction_end %+v, want reason overflow and pi's %q", last, OverflowRecoveryFailed)
+	}
+}
+
+// TestSmallerKeepInOneCompaction: when the first summary leaves the
+// context too large by the estimate, the same operation summarises again
+// keeping less, before the retried request: one compaction_start and one
+// compaction_end, two summary requests, then the answer.
+func TestSmallerKeepInOneCompaction(t *testing.T) {
+	// An overflow that states no numbers, so nothing is calibrated, and a
+	// first summary that alone takes most of the window.
+	overflow := apiErr(400, `{"error":{"message":"This model's maximum context length was exceeded.","type":"invalid_request_error","code":"context_length_exceeded"}}`)
+	f := &fake{steps: []step{{err: overflow}, {text: strings.Repeat("long summary ", 1100)}, {text: "short summary"}, {text: "short summary"}, {text: "short summary"}, {text: "answer"}}}
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(8)}, Compaction: CompactionConfig{KeepRecentTokens: 600},
+		Model: llm.Model{ID: "m", Provider: "fake", ContextWindow: 4000}})
+	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	want := "agent_end(willRetry=true) compaction_start compaction_end(willRetry=true) agent_end(willRetry=false) agent_settled"
+	if got := compactionOrder(rec); got != want {
+		t.Fatalf("events %s\nwant   %s", got, want)
+	}
+	// Between the overflow and the answer, only summary requests: the
+	// first, then those of the smaller keep, which carry the first summary.
+	n := f.calls()
+	carried := false
+	for i := 1; i < n-1; i++ {
+		req := f.request(i)
+		if req.System != summaryPrompt {
+			t.Fatalf("request %d of %d is not a summary request", i, n)
+		}
+		carried = carried || i > 1 && strings.Contains(req.Messages[0].TextOf(), "long summary")
+	}
+	if n < 4 || !carried {
+		t.Errorf("%d calls, first summary carried on: %v; want a second summary of the first", n, carried)
+	}
+	sent := f.request(n - 1).Messages
+	if f.request(n-1).System == summaryPrompt || !strings.Contains(sent[0].TextOf(), "short summary") || len(sent) >= 2*8 {
+		t.Errorf("retried request: %d messages starting %.80q", len(sent), sent[0].TextOf())
+	}
+	if res := rec.of(CompactionEnd)[0].Compaction; res == nil || res.Summary != "short summary" || res.TokensBefore < 1600 {
+		t.Errorf("compaction_end result %+v, want the last summary and the size before the operation", res)
+	}
+}
+
+// TestNoSummaryOfASummary: a context whose older part is only an earlier
+// summary has nothing to compact; no summary request is made.
+func TestNoSummaryOfASummary(t *testing.T) {
+	ctx := []llm.Message{
+		{Role: llm.User, Content: []llm.Content{llm.Text(journal.SummaryText("what happened before"))}},
+		{Role: llm.User, Content: []llm.Content{llm.Text("the last question")}},
+	}
+	f := &fake{}
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: ctx}})
+	_, err := s.Compact(t.Context())
+	stop()
+	if !errors.Is(err, ErrNothingToCompact) || f.calls() != 0 {
+		t.Fatalf("err %v after %d calls, want ErrNothingToCompact and no call", err, f.calls())
+	}
+	if n := len(rec.of(CompactionStart)); n != 1 {
+		t.Errorf("%d compaction_start, want 1", n)
+	}
+}
