@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session/journal"
 )
 
 // compactionOrder is the prompt's agent_end, compaction and settle events
