@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -213,16 +212,7 @@ func TestOverflowCompactionFails(t *testing.T) {
 			if !errors.Is(err, ErrContextOverflow) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err %v, want a context overflow saying %q", err, tc.want)
 			}
-			var order []string
-			for _, e := range rec.events {
-				switch e.Type {
-				case AgentEnd, CompactionEnd:
-					order = append(order, fmt.Sprintf("%s(willRetry=%v)", e.Type, e.WillRetry))
-				case CompactionStart, AgentSettled, AutoRetryStart, AutoRetryEnd:
-					order = append(order, string(e.Type))
-				}
-			}
-			if got := strings.Join(order, " "); got != tc.events {
+			if got := compactionOrder(rec); got != tc.events {
 				t.Errorf("events %s\nwant   %s", got, tc.events)
 			}
 			ends := rec.of(CompactionEnd)
