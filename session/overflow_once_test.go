@@ -112,3 +112,26 @@ func TestNoSummaryOfASummary(t *testing.T) {
 		t.Errorf("%d compaction_start, want 1", n)
 	}
 }
+
+// TestThresholdSmallerKeepInOneCompaction: the compaction before a call
+// that passes the threshold is one operation too, the smaller keep inside
+// it, and the call follows it.
+func TestThresholdSmallerKeepInOneCompaction(t *testing.T) {
+	f := &fake{steps: []step{{text: strings.Repeat("long summary ", 1500)}, {text: "short summary"}, {text: "answer"}}}
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(36)}, Compaction: CompactionConfig{KeepRecentTokens: 3200},
+		Model: llm.Model{ID: "m", Provider: "fake", ContextWindow: 8000}})
+	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	want := "compaction_start compaction_end(willRetry=false) agent_end(willRetry=false) agent_settled"
+	if got := compactionOrder(rec); got != want || f.calls() != 3 {
+		t.Fatalf("%d calls, events %s\nwant 3 calls, %s", f.calls(), got, want)
+	}
+	if ends := rec.of(CompactionEnd); ends[0].Reason != ReasonThreshold || ends[0].ErrorMessage != "" || ends[0].Compaction.Summary != "short summary" {
+		t.Errorf("compaction_end %+v", ends[0])
+	}
+	if in := f.request(1).Messages[0].TextOf(); !strings.Contains(in, "long summary") {
+		t.Errorf("second summary request does not carry the first summary: %.200q", in)
+	}
+}
