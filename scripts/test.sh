@@ -17,7 +17,10 @@ go vet ./...
 # ok/FAIL line of every package, failing tests' output) and then the tests
 # that skipped, with their reasons: a test skips when an outside program it
 # needs is missing here (CI=true makes those fail instead).
-go test -race -count=1 -json ./... | go run ./scripts/testcount
+bin=$(mktemp -d)
+trap 'rm -rf "$bin"' EXIT
+go build -o "$bin/testcount" ./scripts/testcount
+go test -race -count=1 -json ./... | "$bin/testcount"
 
 # Times of day: a test that formats one without pinning its clock and zone
 # passes at some hours and fails at others. These packages print times, so
@@ -31,8 +34,7 @@ for tz in Pacific/Kiritimati Etc/GMT+12; do
 done
 
 fuzztime=${FUZZTIME:-10s}
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+log="$bin/fuzz.log"
 # fuzz_one runs one target. Go 1.26's fuzz coordinator can end a clean run
 # with a bare "context deadline exceeded" when -fuzztime expires while a
 # worker is busy (golang/go#75804, fixed in Go 1.27). A real finding always
