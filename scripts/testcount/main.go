@@ -81,7 +81,11 @@ func count(in io.Reader, out io.Writer) (failed bool, err error) {
 	if err := sc.Err(); err != nil {
 		return true, err
 	}
-	fmt.Fprintf(out, "%d tests skipped\n", len(skipped))
+	if len(skipped) == 1 {
+		fmt.Fprintln(out, "1 test skipped")
+	} else {
+		fmt.Fprintf(out, "%d tests skipped\n", len(skipped))
+	}
 	for _, s := range skipped {
 		fmt.Fprintln(out, "  skipped", s)
 	}

@@ -26,7 +26,7 @@ func TestCount(t *testing.T) {
 			`{"Action":"output",` + p + `,"Output":"ok  \texample.com/p\t0.1s\n"}`,
 			`{"Action":"pass",` + p + `}`,
 			`{"Action":"skip","Package":"example.com/q"}`,
-		}, false, "ok  \texample.com/p\t0.1s\n1 tests skipped\n  skipped example.com/p TestB: b_test.go:3: node is not installed\n"},
+		}, false, "ok  \texample.com/p\t0.1s\n1 test skipped\n  skipped example.com/p TestB: b_test.go:3: node is not installed\n"},
 		{"a failure shows its output", []string{
 			`{"Action":"output",` + p + `,"Test":"TestC","Output":"=== RUN   TestC\n"}`,
 			`{"Action":"output",` + p + `,"Test":"TestC","Output":"    c_test.go:5: got 1, want 2\n"}`,
