@@ -41,57 +41,27 @@ type CompactionResult struct {
 	TokensBefore     int    `json:"tokensBefore"`
 }
 
-// compact makes the working context fit: it summarises the older part
-// with the current model and keeps the recent part whole; when the result
-// still does not fit the context window, it compacts once more keeping a
-// quarter as much, and then, only then, fails with a *TooLargeError that
-// names both numbers.
+// OverflowRecoveryFailed is compaction_end's errorMessage when the
+// provider overflows again after the overflow compaction: pi's own words,
+// which pi's clients show.
+const OverflowRecoveryFailed = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model."
+
+// compact is compactFor with nothing to send after the context.
 func (s *Session) compact(ctx context.Context, reason CompactionReason, willRetry bool) (*CompactionResult, error) {
 	return s.compactFor(ctx, reason, willRetry, nil)
 }
 
-// compactFor is compact for a call that sends next after the context (a
-// prompt not yet in it): that is what must fit.
-func (s *Session) compactFor(ctx context.Context, reason CompactionReason, willRetry bool, next []llm.Message) (*CompactionResult, error) {
-	m := s.model()
-	keep := s.keepBudget(m)
-	res, err := s.compactKeep(ctx, reason, willRetry, keep, nil)
-	if err != nil || m.ContextWindow <= 0 {
-		return res, err
-	}
-	if need := s.need(s.sendableView(), next...); need <= m.ContextWindow {
-		return res, nil
-	}
-	return s.shrink(ctx, reason, willRetry, keep, next)
-}
-
-// shrink is the second compaction, with a quarter of keep: for a context
-// that a compaction left too large (the estimate said so, or the provider
-// did). It fails when even that does not fit.
-func (s *Session) shrink(ctx context.Context, reason CompactionReason, willRetry bool, keep int, next []llm.Message) (*CompactionResult, error) {
-	m := s.model()
-	s.mu.Lock()
-	s.shrunk = true
-	s.mu.Unlock()
-	fits := func() error {
-		if need := s.need(s.sendableView(), next...); m.ContextWindow > 0 && need > m.ContextWindow {
-			return &TooLargeError{Need: need, Window: m.ContextWindow, Compacted: true}
-		}
-		return nil
-	}
-	return s.compactKeep(ctx, reason, willRetry, max(keep/4, 1), fits)
-}
-
-// compactKeep is one compaction keeping keep tokens of the recent
-// conversation whole. fits, when not nil, is asked after it whether the
-// context now fits, even when there was nothing (more) to compact: its
-// error is the compaction's, on compaction_end too, so the event that
+// compactFor is one compaction operation, with one compaction_start and
+// one compaction_end, that makes the working context fit before the next
+// call, which sends next after it (a prompt not yet in it): it summarises
+// the older part with the current model and keeps the recent part whole;
+// when the estimate says the result still does not fit the window, it
+// summarises once more keeping a quarter as much, inside the same
+// operation; and then, only then, it fails with a *TooLargeError that
+// names both numbers. Its error is compaction_end's too, so the event that
 // ends an overflowing prompt says why.
-func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, willRetry bool, keep int, fits func() error) (*CompactionResult, error) {
+func (s *Session) compactFor(ctx context.Context, reason CompactionReason, willRetry bool, next []llm.Message) (*CompactionResult, error) {
 	s.mu.Lock()
-	msgs := append([]llm.Message(nil), s.messages...)
-	ids := append([]string(nil), s.ids...)
-	provider, model := s.target.Provider, s.effective(s.target.Model)
 	s.compacting, s.compactReason = true, reason
 	s.mu.Unlock()
 	defer func() {
@@ -100,33 +70,70 @@ func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, will
 		s.mu.Unlock()
 	}()
 	s.hub.emit(CompactionStartEvent{Reason: reason})
-	end := func(res *CompactionResult, failed error, retry bool) {
-		e := CompactionEndEvent{Reason: reason, Result: res, Aborted: failed != nil && ctx.Err() != nil, WillRetry: retry}
-		if failed != nil && !e.Aborted {
-			e.ErrorMessage = failed.Error()
-		}
-		s.hub.emit(e)
+	res, err := s.compactSteps(ctx, next)
+	e := CompactionEndEvent{Reason: reason, Result: res, Aborted: err != nil && ctx.Err() != nil, WillRetry: willRetry && err == nil}
+	if err != nil && !e.Aborted {
+		e.ErrorMessage = err.Error()
 	}
+	s.hub.emit(e)
+	if e.Aborted {
+		return nil, stopped(ctx, "compaction")
+	}
+	return res, err
+}
+
+// compactSteps is the work of compactFor: one summary, and a second with
+// a smaller keep when the first leaves the context too large by the
+// estimate (there is no second when nothing but the first summary would
+// be summarised again).
+func (s *Session) compactSteps(ctx context.Context, next []llm.Message) (*CompactionResult, error) {
+	m := s.model()
+	keep := s.keepBudget(m)
+	res, err := s.summarizeOlder(ctx, keep)
+	if err != nil || m.ContextWindow <= 0 {
+		return res, err
+	}
+	need := s.need(s.sendableView(), next...)
+	if need <= m.ContextWindow {
+		return res, nil
+	}
+	more, err := s.summarizeOlder(ctx, max(keep/4, 1))
+	switch {
+	case err == nil:
+		more.TokensBefore = res.TokensBefore // the operation's before
+		res = more
+		need = s.need(s.sendableView(), next...)
+	case !errors.Is(err, ErrNothingToCompact):
+		return res, err
+	}
+	if need > m.ContextWindow {
+		return res, &TooLargeError{Need: need, Window: m.ContextWindow, Compacted: true}
+	}
+	return res, nil
+}
+
+// summarizeOlder replaces the older part of the working context by its
+// summary, keeping keep tokens of the recent conversation whole, and
+// persists the compaction entry. An older part that is only an earlier
+// summary is ErrNothingToCompact: summarising a summary gains nothing.
+func (s *Session) summarizeOlder(ctx context.Context, keep int) (*CompactionResult, error) {
+	s.mu.Lock()
+	msgs := append([]llm.Message(nil), s.messages...)
+	ids := append([]string(nil), s.ids...)
+	provider, model := s.target.Provider, s.effective(s.target.Model)
+	s.mu.Unlock()
 
 	cut := cutPoint(msgs, keep)
-	if cut <= 0 {
-		err := ErrNothingToCompact // for an overflow, the prompt's end
-		if fits != nil {
-			err = fits() // all that is left is the summary and the last turn
-		}
-		end(nil, err, willRetry && err == nil)
-		return nil, err
+	if cut <= 0 || cut == 1 && journal.IsSummary(msgs[0]) {
+		return nil, ErrNothingToCompact
 	}
 	before := contextTokens(msgs)
 	summary, err := s.summarize(ctx, provider, model, msgs[:cut])
 	if err != nil {
 		if ctx.Err() != nil {
-			end(nil, err, false)
-			return nil, stopped(ctx, "compaction")
+			return nil, err
 		}
-		err = fmt.Errorf("session: compaction: %w", err)
-		end(nil, err, false)
-		return nil, err
+		return nil, fmt.Errorf("session: compaction: %w", err)
 	}
 	res := &CompactionResult{Summary: summary, FirstKeptEntryID: ids[cut], TokensBefore: before}
 	// One time for the entry and the summary message, so a resumed
@@ -145,13 +152,6 @@ func (s *Session) compactKeep(ctx context.Context, reason CompactionReason, will
 	s.messages = append(append([]llm.Message{head}, msgs[cut:]...), rest...)
 	s.ids = append(append([]string{""}, ids[cut:]...), restIDs...)
 	s.mu.Unlock()
-	if fits != nil {
-		if err := fits(); err != nil {
-			end(res, err, false)
-			return res, err
-		}
-	}
-	end(res, nil, willRetry)
 	return res, nil
 }
 

@@ -179,7 +179,7 @@ func (s *Session) begin(ctx context.Context, compaction bool, accepted func()) (
 	ctx, cancel := context.WithCancel(ctx)
 	idle := make(chan struct{})
 	s.running, s.compactOp, s.idle = true, compaction, idle
-	s.attempt, s.noRetry, s.overflows, s.shrunk, s.noPause, s.cancelRun = 0, false, 0, false, false, cancel
+	s.attempt, s.noRetry, s.overflows, s.noPause, s.cancelRun = 0, false, 0, false, cancel
 	if accepted != nil {
 		s.mu.Unlock()
 		accepted()

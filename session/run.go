@@ -350,22 +350,26 @@ func (s *Session) wait(ctx context.Context, d time.Duration) bool {
 }
 
 // overflow hands a context overflow to compaction, never to retry.
-// It learns the window the error states first. One
-// overflow compaction per prompt, and one more with a smaller keep when
-// the provider still says it does not fit; then the prompt fails naming
-// both numbers. A prompt that alone exceeds the window fails at once.
+// It learns the window the error states first. One overflow compaction
+// per prompt (DESIGN §3.4): when the provider still overflows after it,
+// the prompt ends as pi ends it, with a compaction_end saying the
+// recovery failed and no further request; the prompt's error names both
+// numbers. A prompt that alone exceeds the window fails at once.
 func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message, attempt int, callErr error, rep retry.Report) (int, error) {
 	s.learn(ctx, r.used.Model, rep)
 	sent := s.sendableView()
 	s.calibrate(sent, rep)
 	m := s.model()
 	s.mu.Lock()
-	auto, n, shrunk := s.autoCompact, s.overflows, s.shrunk
+	auto, n := s.autoCompact, s.overflows
 	s.overflows++
 	s.mu.Unlock()
 	fail := func(cause error) (int, error) {
 		s.recordDecided(*failed, false, decided(attempt, retry.ContextOverflow, cause.Error(), journal.EndFailed))
 		r.endAgent(false)
+		if n > 0 { // after agent_end, as pi sends it
+			s.hub.emit(CompactionEndEvent{Reason: ReasonOverflow, ErrorMessage: OverflowRecoveryFailed})
+		}
 		s.closeChain(attempt, failed.ErrorMessage)
 		return 0, &RunError{Class: retry.ContextOverflow, Retries: attempt, Err: cause}
 	}
@@ -378,19 +382,13 @@ func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message
 		return fail(fmt.Errorf("%w: %w", ErrContextOverflow, callErr))
 	case m.ContextWindow > 0 && alone > m.ContextWindow:
 		return fail(&TooLargeError{Need: alone, Window: m.ContextWindow, Prompt: true})
-	case n > 0 && (shrunk || n > 1):
-		if m.ContextWindow > 0 {
-			return fail(&TooLargeError{Need: need, Window: m.ContextWindow, Compacted: true})
-		}
+	case n > 0 && m.ContextWindow > 0:
+		return fail(&TooLargeError{Need: need, Window: m.ContextWindow, Compacted: true})
+	case n > 0:
 		return fail(fmt.Errorf("%w: %w", ErrStillOverflows, callErr))
 	}
 	r.endAgent(true)
-	var err error
-	if n == 0 {
-		_, err = s.compactFor(ctx, ReasonOverflow, true, nil)
-	} else {
-		_, err = s.shrink(ctx, ReasonOverflow, true, s.keepBudget(m), nil)
-	}
+	_, err := s.compactFor(ctx, ReasonOverflow, true, nil)
 	// Only a compaction that lets the run go on replaces the failed answer
 	// (out of the context, kept in the history, as a retried one); else it
 	// is the prompt's final state, and compaction_end said why.

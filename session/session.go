@@ -236,7 +236,6 @@ type Session struct {
 	autoCompact bool
 	compacting  bool
 	overflows   int  // overflow compactions of this prompt
-	shrunk      bool // this prompt already compacted with the smaller keep
 	noPause     bool // compacting within this prompt's run made no room
 	// compactReason is the running compaction's; waiting the retry
 	// announced and not yet begun; tool the running tool; retries the

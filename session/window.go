@@ -107,10 +107,11 @@ func (s *Session) overhead() int {
 	return (chars + 3) / 4
 }
 
-// need is the size of a request that sends ms: what the provider counted
-// for the last answer, plus the estimate of what came after it; or, when
-// no answer's count applies, the estimate of everything with the request's
-// overhead. Estimates are scaled by what an overflow taught about how far
+// need is the size of a request that sends ms: the larger of rally's
+// estimate of all of it and what the provider counted for the last answer
+// plus the estimate of what came after it (a proxy may report a count far
+// too small to be true; a count larger than the estimate is the better
+// figure). Estimates are scaled by what an overflow taught about how far
 // the estimate falls short of the provider's own count. next (a prompt
 // about to be sent) follows ms: passing it apart saves copying a long
 // context to join them.
@@ -118,41 +119,45 @@ func (s *Session) need(ms []llm.Message, next ...llm.Message) int {
 	if slices.ContainsFunc(next, func(m llm.Message) bool { return m.Usage != nil }) {
 		ms, next = append(ms[:len(ms):len(ms)], next...), nil // an answer's count may apply
 	}
-	counted, est := s.estimate(ms)
-	est += llm.EstimateTokens(next)
+	counted, whole, after := s.estimate(ms)
+	more := llm.EstimateTokens(next)
 	s.mu.Lock()
-	scale := s.scale
+	scale := max(s.scale, 1)
 	s.mu.Unlock()
-	if scale > 1 {
-		est = int(float64(est) * scale)
+	scaled := func(n int) int { return int(float64(n) * scale) }
+	est := scaled(whole + more)
+	if counted == 0 {
+		return est
 	}
-	return counted + est
+	return max(est, counted+scaled(after+more))
 }
 
-// estimate splits the size of a request that sends ms into what the
-// provider counted for the last answer and rally's unscaled estimate of
-// the rest, which carries the request's overhead when nothing was counted.
-func (s *Session) estimate(ms []llm.Message) (counted, est int) {
+// estimate sizes a request that sends ms: counted is what the provider
+// counted for the last answer (0 if none applies), whole rally's unscaled
+// estimate of the request (every message and the overhead) and after that
+// of the messages after the counted answer.
+func (s *Session) estimate(ms []llm.Message) (counted, whole, after int) {
 	counted, rest := splitCounted(ms)
-	est = llm.EstimateTokens(rest)
-	if counted == 0 {
-		est += s.overhead()
-	}
-	return counted, est
+	after = llm.EstimateTokens(rest)
+	whole = llm.EstimateTokens(ms[:len(ms)-len(rest)]) + after + s.overhead()
+	return counted, whole, after
 }
 
 // calibrate learns from an overflow that states the request's size how
 // much the estimate of what was sent falls short (tokenizers differ:
-// code and non-English text take more than four characters a token).
+// code and non-English text take more than four characters a token). It
+// compares the stated size with the estimate of the whole request, never
+// with a part that an answer's count stands in for: that count may be
+// wrong, and the scale would carry its error to every later estimate.
 func (s *Session) calibrate(sent []llm.Message, rep retry.Report) {
 	if rep.Requested <= 0 {
 		return
 	}
-	counted, est := s.estimate(sent)
-	if est <= 0 || rep.Requested <= counted {
+	_, whole, _ := s.estimate(sent)
+	if whole <= 0 {
 		return
 	}
-	scale := float64(rep.Requested-counted) / float64(est)
+	scale := float64(rep.Requested) / float64(whole)
 	scale = min(scale, 4) // a wild statement must not make every context look huge
 	s.mu.Lock()
 	if scale > s.scale {

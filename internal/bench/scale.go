@@ -63,7 +63,10 @@ type ScaleResult struct {
 	Sessions  int `json:"sessions"`
 	Settled   int `json:"settled"`
 	Succeeded int `json:"succeeded"`
-	// IdleHeap is the heap per session subscribed and idle, in bytes.
+	// IdleHeap is the heap per session subscribed and idle, in bytes:
+	// what creating and subscribing one allocates, an upper bound of what
+	// it keeps that, unlike a difference of two heap reads (which another
+	// goroutine's freed garbage can turn negative), is never below 0.
 	IdleHeap float64 `json:"idleHeap"`
 	// StreamingHeap is the heap per session while streaming, in bytes,
 	// sampled when Streaming sessions were mid-answer at once.
@@ -144,13 +147,13 @@ func Scale(ctx context.Context, baseURL string, n int) ScaleResult {
 	defer tr.CloseIdleConnections()
 	pol := retry.Policy{MaxRetries: 5, BaseDelay: 20 * time.Millisecond, MaxDelay: time.Second}
 
-	heap := func() float64 {
+	heap := func() (live, allocated float64) {
 		runtime.GC()
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		return float64(m.HeapAlloc)
+		return float64(m.HeapAlloc), float64(m.TotalAlloc)
 	}
-	base := heap()
+	_, before := heap()
 	var streaming atomic.Int64
 	sessions := make([]*session.Session, n)
 	unsubs := make([]func(), n)
@@ -176,8 +179,8 @@ func Scale(ctx context.Context, baseURL string, n int) ScaleResult {
 			}
 		})
 	}
-	idle := heap()
-	res.IdleHeap = (idle - base) / float64(n)
+	idle, after := heap()
+	res.IdleHeap = (after - before) / float64(n)
 
 	t0 := time.Now()
 	var settled, succeeded atomic.Int64
@@ -205,7 +208,7 @@ wait:
 			break wait
 		case <-tick.C:
 			if now := streaming.Load(); now > best+best/20 {
-				h := heap()
+				h, _ := heap()
 				if now = streaming.Load(); now > 0 {
 					res.StreamingHeap = (h-idle)/float64(now) + res.IdleHeap
 					res.Streaming, best = int(now), now

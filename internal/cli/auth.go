@@ -145,7 +145,7 @@ The key itself is never printed.`,
 			if err != nil {
 				return err
 			}
-			return listAuth(cmd.Context(), s.out, rallyHome(), st, os.Getenv, time.Now())
+			return listAuth(cmd.Context(), s.out, rallyHome(), st, os.Getenv, s.clock())
 		},
 	}
 }

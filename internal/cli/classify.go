@@ -47,7 +47,7 @@ redacted) as lines of the classifier's test corpus, ready to report.`,
 			if unclass {
 				return printUnclassified(s.out, rallyHome())
 			}
-			return classifyLines(s.in, s.out, time.Now, explain)
+			return classifyLines(s.in, s.out, s.clock, explain)
 		},
 	}
 	cmd.Flags().BoolVar(&explain, "explain", false, "also print which signal decided and the sizes an overflow states")

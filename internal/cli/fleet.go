@@ -143,7 +143,7 @@ credential ids, never as keys; the Redis password is never shown.`,
 				return &exitError{2, errors.New("fleet status: no fleet: set fleet.redis in settings or RALLY_REDIS_URL")}
 			}
 			defer f.Close()
-			return fleetStatus(cmd.Context(), s.out, f, st, time.Now())
+			return fleetStatus(cmd.Context(), s.out, f, st, s.clock())
 		},
 	})
 	return cmd

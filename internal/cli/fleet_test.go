@@ -112,13 +112,14 @@ func TestFleetMarksAcrossMachines(t *testing.T) {
 	}
 }
 
-// TestFleetCooldownAcrossMachines: a 429 with retry-after: 1 seen by A
+// TestFleetCooldownAcrossMachines: a 429 with retry-after: 3 seen by A
 // holds B's next request on that key until the hinted time, and B never
-// gets a 429 itself.
+// gets a 429 itself. (3 s, not 1: B, started after A's 429, must be up
+// before the cooldown ends even on a loaded machine under -race.)
 func TestFleetCooldownAcrossMachines(t *testing.T) {
 	rs := redistest.Start(t)
 	homeA, homeB := fleetHomes(t, rs.URL)
-	limited := llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.RateLimited, Header: map[string]string{"retry-after": "1"}}
+	limited := llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.RateLimited, Header: map[string]string{"retry-after": "3"}}
 	srv := llmtest.NewServer(t, limited, llmtest.Step{Text: "ok"})
 
 	cmdA, _, errA := rallyIn(t, homeA, acmeArgs(srv, "model-a")...)
@@ -140,8 +141,8 @@ func TestFleetCooldownAcrossMachines(t *testing.T) {
 	if b == nil || b.Outcome != "ok" || b.Credential != "sk-…1111" {
 		t.Fatalf("requests %+v, want one ok from B on key one", reqs)
 	}
-	if gap := b.Time.Sub(reqs[0].Time); gap < 950*time.Millisecond {
-		t.Errorf("B's request came %s after A's 429, want the hinted 1s", gap)
+	if gap := b.Time.Sub(reqs[0].Time); gap < 2950*time.Millisecond {
+		t.Errorf("B's request came %s after A's 429, want the hinted 3s", gap)
 	}
 	if !strings.Contains(errB.String(), "fleet: waiting") || !strings.Contains(errB.String(), "another agent got 429") {
 		t.Errorf("B's stderr %q, want the visible wait", errB.String())
@@ -373,11 +374,12 @@ func TestFleetStatusREADME(t *testing.T) {
 	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"timeoutMs":2000,"budgets":{"acme":{"requestsPerMinute":60}},"breaker":{"failures":2}}}`)
 	busy := llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded, Header: map[string]string{"retry-after": "120"}}
 	srv := llmtest.NewServer(t, usageLimited(testKeyA), busy)
-	run(t, "", acmeArgs(srv, "m")...) // fails: the 503's wait is past maxDelayMs
+	clock := morningClock()                    // the marks' times of day are printed
+	runAt(t, clock, "", acmeArgs(srv, "m")...) // fails: the 503's wait is past maxDelayMs
 	if n := len(srv.Requests()); n != 2 {
 		t.Fatalf("%d requests, want key one's usage limit and key two's 503", n)
 	}
-	out, errOut, code := run(t, "", "fleet", "status")
+	out, errOut, code := runAt(t, clock, "", "fleet", "status")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}

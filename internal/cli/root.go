@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -22,6 +23,18 @@ type streams struct {
 	// ui opens the terminal UI with a first prompt ("" for none); nil
 	// means runUI. Tests set it to see what the command line decided.
 	ui func(cmd *cobra.Command, s streams, f *runFlags, first string) error
+	// now is the clock that times are shown by (resets, marks, ages); nil
+	// means time.Now. Tests pin it so what they print does not depend on
+	// the hour or the machine's zone.
+	now func() time.Time
+}
+
+// clock is the time by s's clock.
+func (s streams) clock() time.Time {
+	if s.now != nil {
+		return s.now()
+	}
+	return time.Now()
 }
 
 // exitError carries a specific exit status out of a command.

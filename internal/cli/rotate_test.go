@@ -123,8 +123,9 @@ func TestRotationEndToEnd(t *testing.T) {
 	t.Run("nothing left: a fast failure naming the reset", func(t *testing.T) {
 		writeProjectSettings(t, noFallback)
 		srv := llmtest.NewServer(t, usageLimited(testKeyA), llmtest.Step{Text: "never"})
-		start := time.Now()
-		out, errOut, code := run(t, "", acme(srv)...)
+		clock := morningClock()
+		start := clock()
+		out, errOut, code := runAt(t, clock, "", acme(srv)...)
 		keep("run 5", out, errOut)
 		if code != 1 || len(srv.Requests()) != 1 {
 			t.Fatalf("exit %d after %d requests: %s", code, len(srv.Requests()), errOut)

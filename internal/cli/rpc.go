@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/internal/redact"
@@ -228,7 +227,7 @@ func (b *rpcBackend) connect(ctx context.Context, m llm.Model) (llm.Target, erro
 	}
 	t.Model = m.ID
 	cfg := session.Config{Model: m}
-	a := authRun{home: b.home, st: conf.st, target: t, getenv: os.Getenv, now: time.Now, log: b.log, stderr: b.s.err, fleet: b.current().fleet}
+	a := authRun{home: b.home, st: conf.st, target: t, getenv: os.Getenv, now: b.s.clock, log: b.log, stderr: b.s.err, fleet: b.current().fleet}
 	if _, err := useAuth(ctx, &cfg, a); err != nil {
 		return llm.Target{}, err
 	}

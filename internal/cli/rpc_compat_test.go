@@ -30,6 +30,8 @@ func TestPiRpcClient(t *testing.T) {
 	}
 	slow := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded})
 	fast := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded}, llmtest.Step{Text: "Recovered after a retry"})
+	overflow := llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overflow}
+	over := llmtest.NewServer(t, llmtest.Step{Text: "first answer"}, overflow, llmtest.Step{Text: "## Goal\nsummary"}, overflow, llmtest.Step{Text: "never"})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -40,6 +42,7 @@ func TestPiRpcClient(t *testing.T) {
 		"SHIM="+filepath.Join(testdata, "pi-shim.mjs"),
 		"SLOW_DIR="+project("5000"), "SLOW_URL="+slow.URL+"/v1",
 		"FAST_DIR="+project("1"), "FAST_URL="+fast.URL+"/v1",
+		"OVER_DIR="+project("1"), "OVER_URL="+over.URL+"/v1",
 	)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -52,6 +55,11 @@ func TestPiRpcClient(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || !res.OK {
 		t.Fatalf("result %q: %v\n%s", lines[len(lines)-1], err, out)
+	}
+	// The repeated overflow: the first answer, the overflow, one summary,
+	// the retried request's overflow, and nothing after it.
+	if n := len(over.Requests()); n != 4 {
+		t.Errorf("the repeated overflow made %d requests, want 4", n)
 	}
 	t.Logf("pi RpcClient: abort_retry → auto_retry_end in %.2f ms", res.AbortRetryMs)
 }

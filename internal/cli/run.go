@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/x/term"
 
@@ -287,6 +286,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 		},
 		NoAutoCompaction: !st.Compaction.Enabled,
 		PartialsHidden:   partialsHidden(f, s, st),
+		Now:              s.clock,
 	}
 	// The fleet's Redis, when there is one (fleet.go).
 	fl, err := openFleet(st, os.Getenv, logger, s.err)
@@ -303,7 +303,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 		cfg.Unclassified = unclassifiedLog(home, st)
 	}
 	// The credential, and the rotation on usage limits (auth.go).
-	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: time.Now, log: logger, stderr: s.err, fleet: fl}); err != nil {
+	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: s.clock, log: logger, stderr: s.err, fleet: fl}); err != nil {
 		env.close()
 		return nil, err
 	}

@@ -131,7 +131,7 @@ instead, give its file: rally --session FILE -p "…".`,
 				if len(args) > 0 {
 					return &exitError{2, fmt.Errorf("rally sessions: unexpected %q (did you mean --resume %s?)", args[0], args[0])}
 				}
-				return writeSessions(s.out, list, time.Now())
+				return writeSessions(s.out, list, s.clock())
 			}
 			if len(list) == 0 {
 				return &exitError{1, fmt.Errorf("sessions: no sessions in %s", d)}
@@ -141,7 +141,7 @@ instead, give its file: rally --session FILE -p "…".`,
 				pick = args[0]
 			}
 			if pick == "ask" {
-				if err := writeSessions(s.out, list, time.Now()); err != nil {
+				if err := writeSessions(s.out, list, s.clock()); err != nil {
 					return err
 				}
 				fmt.Fprintf(s.out, "resume which (1-%d)? ", len(list))

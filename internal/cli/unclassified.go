@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/rally-agent/rally/internal/unclassified"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
-	"github.com/rally-agent/rally/internal/unclassified"
 )
 
 // unclassifiedLog keeps the errors no classifier rule recognised in

@@ -118,6 +118,12 @@ const (
 // resumes the other's sessions.
 func SummaryText(summary string) string { return compactionPrefix + summary + compactionSuffix }
 
+// IsSummary reports that m is a compaction summary's message (SummaryText).
+func IsSummary(m llm.Message) bool {
+	t := m.TextOf()
+	return m.Role == llm.User && strings.HasPrefix(t, compactionPrefix) && strings.HasSuffix(t, compactionSuffix)
+}
+
 // entryFields are the fields of every entry type that loading needs.
 type entryFields struct {
 	Type      string          `json:"type"`

@@ -2,10 +2,12 @@
 // Environment: PI_CODING_AGENT_DIR (the installed npm package), RALLY_BIN,
 // SHIM (pi-shim.mjs), and for the two rally processes SLOW_DIR/SLOW_URL
 // (retry.baseDelayMs 5000, every call overloaded) and FAST_DIR/FAST_URL
-// (baseDelayMs 1, one overloaded call then an answer).
+// (baseDelayMs 1, one overloaded call then an answer), and OVER_DIR/OVER_URL
+// (an answer, then an overflow that the provider repeats after compaction).
 // Prints one JSON line of findings; exits non-zero on the first failure.
 import { pathToFileURL } from "node:url";
 import path from "node:path";
+import fs from "node:fs";
 
 const pkg = process.env.PI_CODING_AGENT_DIR;
 const { RpcClient } = await import(pathToFileURL(path.join(pkg, "dist/modes/rpc/rpc-client.js")).href);
@@ -113,6 +115,36 @@ try {
   out.events = types.length;
 } finally {
   await fast.stop();
+}
+
+// 3. An overflow that the provider repeats after compaction: one
+// compaction, then the prompt ends as pi ends it, in pi's own words.
+const over = start(process.env.OVER_DIR, process.env.OVER_URL);
+await over.start();
+try {
+  let settled = next(over, ["agent_settled"]);
+  await over.prompt("first");
+  await settled;
+  const seen = [];
+  const off = over.onEvent((e) => seen.push(e));
+  settled = next(over, ["agent_settled"]);
+  await over.prompt("second");
+  await settled;
+  off();
+  const order = seen
+    .filter((e) => ["agent_end", "compaction_start", "compaction_end", "auto_retry_start", "agent_settled"].includes(e.type))
+    .map((e) => (e.type === "agent_end" || e.type === "compaction_end" ? `${e.type}(${e.willRetry})` : e.type));
+  const want = ["agent_end(true)", "compaction_start", "compaction_end(true)", "agent_end(false)", "compaction_end(false)", "agent_settled"];
+  check(order.join(" ") === want.join(" "), "events of a repeated overflow", order);
+  const ends = seen.filter((e) => e.type === "compaction_end");
+  check(ends.every((e) => e.reason === "overflow") && ends[0].result && ends[0].result.summary, "the compaction", ends[0]);
+  const last = ends[ends.length - 1];
+  const piSource = fs.readFileSync(path.join(pkg, "dist/core/agent-session.js"), "utf8");
+  check(last.aborted === false && /^Context overflow recovery failed/.test(last.errorMessage) && piSource.includes(JSON.stringify(last.errorMessage)),
+    "the last compaction_end, in pi's words", last);
+  out.overflowEvents = order.length;
+} finally {
+  await over.stop();
 }
 
 console.log(JSON.stringify({ ok: true, ...out }));
