@@ -1,0 +1,91 @@
+package settings
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+)
+
+// TestConcurrentSavesLoseNothing: savers that all read the same version
+// of the real file save at once. Exactly one may write; every other one
+// must get ErrChanged. Without the lock across compare and rename,
+// several compared before any renamed, all reported success, and the
+// file held one of their edits.
+func TestConcurrentSavesLoseNothing(t *testing.T) {
+	const savers = 16
+	for round := range 5 {
+		t.Run(fmt.Sprint("round ", round), func(t *testing.T) {
+			src := layout(t, `{}`, "").Global
+			files := make([]*File, savers)
+			for i := range files {
+				files[i] = readSource(t, src)
+				if err := files[i].Set(fmt.Sprintf("providers.p%d.maxRetries", i), i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			errs := make([]error, savers)
+			for i, f := range files {
+				wg.Go(func() {
+					<-start
+					errs[i] = f.Save(t.Context())
+				})
+			}
+			close(start)
+			wg.Wait()
+			final := readSource(t, src)
+			saved := 0
+			for i, err := range errs {
+				_, there := final.Get(fmt.Sprintf("providers.p%d.maxRetries", i))
+				switch {
+				case err == nil && !there:
+					t.Errorf("saver %d reported success but its key is not in the file", i)
+				case err == nil:
+					saved++
+				case !errors.Is(err, ErrChanged):
+					t.Errorf("saver %d: %v, want ErrChanged", i, err)
+				}
+			}
+			if saved != 1 {
+				t.Errorf("%d savers wrote, want exactly 1", saved)
+			}
+		})
+	}
+}
+
+// TestReadFileRefusesNonRegular: a cloned repository's
+// .rally/settings.json that is a FIFO or /dev/zero is refused at once,
+// neither hanging nor reading without end.
+func TestReadFileRefusesNonRegular(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(path string) error
+		want string
+	}{
+		{"fifo", func(p string) error { return syscall.Mkfifo(p, 0o644) }, "a FIFO"},
+		{"dev zero", func(p string) error { return os.Symlink("/dev/zero", p) }, "a character device"},
+		{"too large", func(p string) error {
+			return os.WriteFile(p, []byte(`{"agent": {}}`+strings.Repeat(" ", MaxFileBytes)), 0o644)
+		}, "the limit is 1048576"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := layout(t, "", `{}`).Project
+			if err := os.Remove(src.Path); err != nil {
+				t.Fatal(err)
+			}
+			if err := tt.make(src.Path); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadFile(src)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("ReadFile = %v, want an error naming %q", err, tt.want)
+			}
+		})
+	}
+}
