@@ -17,6 +17,7 @@ import (
 	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/internal/redact"
+	"github.com/rally-agent/rally/internal/termsafe"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/sim"
 	"github.com/rally-agent/rally/llmtest"
@@ -177,7 +178,7 @@ func announce(w io.Writer, f *runFlags, m llm.Model) {
 	if f.mode != "text" || f.preset != "" || m.API == settings.APISim {
 		return
 	}
-	fmt.Fprintf(w, "rally: using %s/%s\n", m.Provider, m.ID)
+	fmt.Fprintf(w, "rally: using %s\n", termsafe.String(m.Provider+"/"+m.ID))
 }
 
 // runFailed is the exit status of a run's error: 130 when the user
