@@ -55,6 +55,9 @@ const (
 	// DefaultMaxEventBytes caps one server-sent event
 	// (llm.DefaultMaxEventBytes, 64 MiB).
 	DefaultMaxEventBytes = llm.DefaultMaxEventBytes
+	// DefaultMaxMessageBytes caps one streamed response
+	// (llm.DefaultMaxMessageBytes, 128 MiB).
+	DefaultMaxMessageBytes = llm.DefaultMaxMessageBytes
 )
 
 // Streaming modes of retry.streaming.
@@ -149,7 +152,7 @@ type Compaction struct {
 }
 
 // Provider is one providers.<name> entry. After Load, TimeoutMs,
-// IdleTimeoutMs and MaxEventBytes are never 0; in a hand-built Provider 0
+// IdleTimeoutMs, MaxEventBytes and MaxMessageBytes are never 0; in a hand-built Provider 0
 // means their default.
 type Provider struct {
 	API       string  `json:"api,omitempty" jsonschema:"enum=openai-completions,enum=openai-responses,enum=anthropic-messages,enum=google-generative-ai,enum=sim" jsonschema_description:"Wire API: openai-completions (Chat Completions and OpenAI-compatible servers), openai-responses, anthropic-messages, google-generative-ai, or sim."`
@@ -163,6 +166,8 @@ type Provider struct {
 	IdleTimeoutMs int  `json:"idleTimeoutMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=60000" jsonschema_description:"A stream that sends nothing for this many milliseconds fails with a transient (retryable) error."`
 	// MaxEventBytes caps one server-sent event of this provider's streams.
 	MaxEventBytes int `json:"maxEventBytes,omitempty" jsonschema:"minimum=1024,maximum=1073741824,default=67108864" jsonschema_description:"Largest single server-sent event in bytes (64 MiB by default). A bigger one fails the stream at once with a fatal 'event too large' error and is never held in memory whole."`
+	// MaxMessageBytes caps the whole response of one streamed message.
+	MaxMessageBytes int `json:"maxMessageBytes,omitempty" jsonschema:"minimum=65536,maximum=4294967296,default=134217728" jsonschema_description:"Most bytes one streamed response may take (128 MiB by default). Past it, or past 4 times the model's maxTokens of output, the stream fails with a fatal 'message too large' error: a server that does not stop cannot fill the memory."`
 }
 
 // Model is one entry of providers.<name>.models. Zero numbers mean unknown.
@@ -227,7 +232,7 @@ func Default() *Settings {
 // empty (the llm catalog knows them) except sim's.
 func Builtin() map[string]Provider {
 	p := func(api, url, env string) Provider {
-		return Provider{API: api, BaseURL: url, APIKeyEnv: env, TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes}
+		return Provider{API: api, BaseURL: url, APIKeyEnv: env, TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes, MaxMessageBytes: DefaultMaxMessageBytes}
 	}
 	sim := p(APISim, "", "")
 	sim.Models = []Model{{ID: Sim, Name: "rally sim (offline)"}}
@@ -254,6 +259,9 @@ func (s *Settings) normalize() {
 		}
 		if p.MaxEventBytes == 0 {
 			p.MaxEventBytes = DefaultMaxEventBytes
+		}
+		if p.MaxMessageBytes == 0 {
+			p.MaxMessageBytes = DefaultMaxMessageBytes
 		}
 		s.Providers[name] = p
 	}
