@@ -119,7 +119,20 @@ type Tools struct {
 	AllowEnv       []string `json:"allowEnv" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_description:"Key variables (e.g. OPENAI_API_KEY) that bash commands may still see. By default every provider key variable, RALLY_API_KEY, the keyEnv variables of auth.json and any *_API_KEY are removed from their environment; a known key in tool output is redacted either way."`
 	MaxOutputBytes int      `json:"maxOutputBytes" jsonschema:"minimum=1024,maximum=67108864,default=51200" jsonschema_description:"Most bytes of output one tool call returns to the model; the rest is cut with a note on how to read it (read offsets)."`
 	MaxOutputLines int      `json:"maxOutputLines" jsonschema:"minimum=10,maximum=1000000,default=2000" jsonschema_description:"Most lines of output one tool call returns to the model; whichever of the two caps comes first applies."`
+	// Sandbox confines bash commands (internal/sandbox): "workspace" or
+	// "off".
+	Sandbox string `json:"sandbox" jsonschema:"enum=workspace,enum=off,default=workspace" jsonschema_description:"workspace: on Linux, bash commands and everything they start run under a Landlock ruleset: auth.json and auth-marks.json cannot be opened at all, and writes go only to the working directory, the temporary directory and sandboxPaths. off: no sandbox (the command-line check and the redactor still apply)."`
+	// SandboxPaths are more directories sandboxed commands may write.
+	SandboxPaths []string `json:"sandboxPaths" jsonschema:"minLength=1" jsonschema_description:"More directories (or files) sandboxed bash commands may write, e.g. ~/.cache/go-build."`
+	// SandboxNoNetwork refuses TCP to sandboxed commands.
+	SandboxNoNetwork bool `json:"sandboxNoNetwork" jsonschema:"default=false" jsonschema_description:"true: sandboxed bash commands can neither connect nor listen over TCP (Landlock ABI 4, Linux 6.7)."`
 }
+
+// Modes of tools.sandbox.
+const (
+	SandboxWorkspace = "workspace"
+	SandboxOff       = "off"
+)
 
 // Agent is the agent loop's group. Zero MaxTurns means no model call at all
 // would be allowed, so Load always fills it.
@@ -224,6 +237,8 @@ func Default() *Settings {
 			AllowEnv:       []string{},
 			MaxOutputBytes: DefaultMaxOutputBytes,
 			MaxOutputLines: DefaultMaxOutputLines,
+			Sandbox:        SandboxWorkspace,
+			SandboxPaths:   []string{},
 		},
 	}
 }

@@ -263,7 +263,10 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, prompt string) (*run
 	if f.maxTurns > 0 {
 		maxTurns = f.maxTurns
 	}
-	tools := newTools(home, cwd, st, os.Environ())
+	tools := newTools(home, cwd, st, os.Environ(), func(msg string) {
+		fmt.Fprintln(s.err, "rally:", msg)
+		logger.Warn(msg)
+	})
 	env.closers = append(env.closers, tools.stop)
 	builtin := f.prompt.pick(tools.tools)
 	system, err := f.prompt.systemPrompt(cwd, builtin)
