@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -22,6 +23,20 @@ func Check() (abi int, err error) {
 		return 0, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
 	return abi, nil
+}
+
+// Required reports whether Landlock must work here: in CI (CI=true) on a
+// kernel that has it, that is one that lists it among its security
+// modules or answers its system call with anything but ENOSYS (not built
+// in). Tests fail, rather than skip, when Check fails where it is
+// required.
+func Required() bool {
+	if os.Getenv("CI") != "true" {
+		return false
+	}
+	lsm, _ := os.ReadFile("/sys/kernel/security/lsm")
+	_, err := ll.LandlockGetABIVersion()
+	return strings.Contains(string(lsm), "landlock") || !errors.Is(err, syscall.ENOSYS)
 }
 
 // Rights by ABI version: what the ruleset handles (so denies unless a rule
