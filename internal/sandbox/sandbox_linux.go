@@ -172,7 +172,7 @@ type grants struct {
 
 // grant allows rights beneath path, except beneath the hidden files: a
 // directory that holds one is granted entry by entry instead, down to the
-// hidden file, which gets nothing. Symlinks met on the way are skipped:
+// hidden file, which gets nothing to read with. Symlinks met on the way are skipped:
 // what they point to is granted (or not) where it really is.
 func (g *grants) grant(path string, rights uint64) {
 	if slices.Contains(g.hide, path) {
@@ -181,6 +181,13 @@ func (g *grants) grant(path string, rights uint64) {
 	if !slices.ContainsFunc(g.hide, func(h string) bool { return within(h, path) }) {
 		g.rule(path, rights)
 		return
+	}
+	// The directory itself keeps every right that does not read a file,
+	// so commands still create, write and delete in it: a hidden file
+	// beneath can be overwritten then, never read. Its entries get the
+	// rest, one by one.
+	if r := rights &^ (ll.AccessFSReadFile | ll.AccessFSExecute); r != 0 {
+		g.rule(path, r)
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
