@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rally-agent/rally/fleet/redistest"
 	"github.com/rally-agent/rally/llmtest"
 )
 
@@ -138,4 +139,19 @@ func jsonEscape(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// TestFleetStatusTerminalEscapes: `rally fleet status` shows mark reasons
+// read from Redis, which any fleet peer (or a provider's error body) can
+// fill.
+func TestFleetStatusTerminalEscapes(t *testing.T) {
+	rs := redistest.Start(t)
+	homeA, _ := fleetHomes(t, rs.URL)
+	t.Setenv("RALLY_HOME", homeA)
+	writeProjectSettings(t, `{"retry":{"baseDelayMs":1},"fleet":{"timeoutMs":2000}}`)
+	limited := llmtest.Step{Fault: llmtest.HTTPError, Status: 429, Header: map[string]string{"retry-after": "18000"},
+		Body: `{"error":{"message":"Daily usage limit reached ` + jsonEscape(hostileText) + `","type":"usage_limit_reached","code":"usage_limit_reached"}}`}
+	srv := llmtest.NewServer(t, limited)
+	run(t, "", acmeArgs(srv, "m")...)
+	assertNoControls(t, "fleet status", onTerminal(t, "fleet", "status"))
 }
