@@ -3,6 +3,7 @@ package settings
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -52,5 +53,15 @@ func TestConcurrentSavesLoseNothing(t *testing.T) {
 				t.Errorf("%d savers wrote, want exactly 1", saved)
 			}
 		})
+	}
+}
+
+// TestReadFileRefusesHuge: a settings file past MaxFileBytes is refused,
+// not read (FIFOs and devices: internal/regfile and the CLI's
+// TestSettingsFileNotRegular).
+func TestReadFileRefusesHuge(t *testing.T) {
+	src := layout(t, "", `{"agent": {}}`+strings.Repeat(" ", MaxFileBytes)).Project
+	if _, err := ReadFile(src); err == nil || !strings.Contains(err.Error(), "the limit is 1048576") {
+		t.Fatalf("ReadFile = %v, want the size refused", err)
 	}
 }
