@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -75,5 +76,46 @@ func TestPolicy(t *testing.T) {
 	var exit *exec.ExitError
 	if _, err := run(t, p, ws, "exit 3"); !errors.As(err, &exit) || exit.ExitCode() != 3 {
 		t.Errorf("exit status: %v", err)
+	}
+}
+
+// TestNoNetwork: with NoNetwork a command cannot connect to a TCP server
+// that the same command reaches without it.
+func TestNoNetwork(t *testing.T) {
+	need(t)
+	if abi, _ := Check(); abi < 4 {
+		t.Skipf("Landlock ABI %d has no network rules", abi)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash for /dev/tcp")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	script := "exec 3<>/dev/tcp/127.0.0.1/" + port
+	for _, noNet := range []bool{false, true} {
+		cmd := exec.Command(bash, "-c", script)
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		wait, err := (&Policy{Write: []string{t.TempDir()}, NoNetwork: noNet}).Start(cmd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := wait(); (err != nil) != noNet {
+			t.Errorf("NoNetwork %v: err %v, output %q", noNet, err, out.String())
+		}
 	}
 }
