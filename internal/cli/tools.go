@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -60,7 +61,15 @@ func sandboxStart(home, cwd string, t settings.Tools, warn func(string)) func(*e
 	for _, f := range []string{auth.Path(home), auth.MarksPath(home)} {
 		hide = append(hide, f, f+".lock")
 	}
-	write := append([]string{cwd, os.TempDir()}, t.SandboxPaths...)
+	write := []string{cwd, os.TempDir()}
+	for _, p := range t.SandboxPaths {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok {
+			if h, err := os.UserHomeDir(); err == nil {
+				p = filepath.Join(h, rest)
+			}
+		}
+		write = append(write, p)
+	}
 	p := &sandbox.Policy{Hide: hide, Write: write, NoNetwork: t.SandboxNoNetwork}
 	return p.Start
 }
