@@ -3,13 +3,15 @@ module github.com/rally-agent/rally
 go 1.26.8
 
 require (
+	github.com/coder/acp-go-sdk v0.13.0
 	github.com/google/go-cmp v0.7.0
 	github.com/invopop/jsonschema v0.14.0
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
 )
 
-require github.com/coder/acp-go-sdk v0.13.0 // indirect
+require kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 
 require (
 	charm.land/bubbles/v2 v2.2.1
@@ -52,6 +54,6 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/net v0.39.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.49.0
 	golang.org/x/text v0.24.0 // indirect
 )

@@ -33,6 +33,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/rally-agent/rally/internal/regfile"
 )
 
 // EnvPrefix starts the id of an implicit credential, one that comes from an
@@ -127,6 +129,10 @@ type File struct {
 	Providers map[string][]Credential `json:"providers"`
 }
 
+// maxFileBytes caps what Load reads: thousands of credentials fit in it, a
+// link to /dev/zero does not.
+const maxFileBytes = 4 << 20
+
 // Path is auth.json in rally's home directory.
 func Path(home string) string { return filepath.Join(home, "auth.json") }
 
@@ -143,7 +149,7 @@ func Load(path string) (*File, error) {
 	if fi.Mode().Perm()&0o077 != 0 {
 		return nil, &PermError{Path: path, Mode: fi.Mode()}
 	}
-	b, err := os.ReadFile(path)
+	b, err := regfile.Read(path, maxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("auth: %w", err)
 	}

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
@@ -23,7 +24,23 @@ const (
 	// any real event, tool-call arguments included, and small enough that
 	// a runaway stream cannot take the machine's memory.
 	DefaultMaxEventBytes = sse.DefaultMaxEvent
+	// DefaultMaxMessageBytes caps the whole response of one streamed
+	// message (128 MiB): four times what the longest real answer takes
+	// on the wire (128k output tokens at about 250 bytes an event), and a
+	// bound on what a server streaming without end, or a small gzip bomb,
+	// can make rally hold.
+	DefaultMaxMessageBytes = 128 << 20
+	// OutputMargin is how far past the model's maxTokens a stream may go
+	// (in the one token estimate, TextTokens) before rally ends it: the
+	// estimate is rough, and a real server stops at maxTokens anyway.
+	OutputMargin = 4
 )
+
+// ErrMessageTooLarge is wrapped by the error of a stream that went past
+// ClientOptions.MaxMessageBytes or past the model's maxTokens (times
+// OutputMargin). A server that does not stop will not stop on a retry
+// either, so the retry policy calls it fatal.
+var ErrMessageTooLarge = errors.New("message too large")
 
 // ErrEventTooLarge is wrapped by the error of a stream that sent one event
 // bigger than ClientOptions.MaxEventBytes. Waiting does not shrink it, so
@@ -70,4 +87,8 @@ type ClientOptions struct {
 	// stream with ErrEventTooLarge and is never held in memory whole.
 	// Zero means DefaultMaxEventBytes.
 	MaxEventBytes int
+	// MaxMessageBytes caps the bytes of one streamed response, after any
+	// decompression; past it the stream fails with ErrMessageTooLarge.
+	// Zero means DefaultMaxMessageBytes.
+	MaxMessageBytes int
 }

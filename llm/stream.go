@@ -112,7 +112,10 @@ type Builder struct {
 	// so a delta appends in amortised constant time instead of copying
 	// the whole text (quadratic over a long answer).
 	texts map[int]*strings.Builder
-	done  bool
+	// out counts the bytes of text, thinking and tool-call arguments
+	// streamed so far (OutputBytes).
+	out  int
+	done bool
 }
 
 func (b *Builder) emit(e Event) {
@@ -151,6 +154,7 @@ func (b *Builder) Text(key, delta string) {
 	if delta == "" {
 		return
 	}
+	b.out += len(delta)
 	b.msg.Content[i].Text = b.grow(i, b.msg.Content[i].Text, delta)
 	b.emit(Event{Type: EventTextDelta, ContentIndex: i, Delta: delta})
 }
@@ -164,6 +168,7 @@ func (b *Builder) Thinking(key, delta string) {
 	if delta == "" {
 		return
 	}
+	b.out += len(delta)
 	b.msg.Content[i].Thinking = b.grow(i, b.msg.Content[i].Thinking, delta)
 	b.emit(Event{Type: EventThinkingDelta, ContentIndex: i, Delta: delta})
 }
@@ -214,6 +219,7 @@ func (b *Builder) ToolCall(key, id, name, argsDelta string) {
 	if b.args == nil {
 		b.args = map[int][]byte{}
 	}
+	b.out += len(argsDelta)
 	b.args[i] = append(b.args[i], argsDelta...)
 	b.emit(Event{Type: EventToolCallDelta, ContentIndex: i, Delta: argsDelta})
 }
@@ -263,6 +269,7 @@ func (b *Builder) SetToolArgs(key string, args json.RawMessage) {
 		if b.args == nil {
 			b.args = map[int][]byte{}
 		}
+		b.out += len(args) - len(b.args[i])
 		b.args[i] = append(b.args[i][:0], args...)
 		b.emit(Event{Type: EventToolCallDelta, ContentIndex: i, Delta: string(args)})
 	}
@@ -325,6 +332,11 @@ func (b *Builder) Fail(err error) {
 	b.done = true
 	b.emit(Event{Type: EventError, Reason: reason, Err: err})
 }
+
+// OutputBytes is how many bytes of text, thinking and tool-call arguments
+// the message has received so far: what a client-side cap on the output
+// counts, in constant time.
+func (b *Builder) OutputBytes() int { return b.out }
 
 // Done reports whether the message has finished.
 func (b *Builder) Done() bool { return b.done }

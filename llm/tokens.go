@@ -30,5 +30,8 @@ func MessageTokens(m *Message) int {
 			chars += len(c.Text) + len(c.Thinking) + len(c.Name) + len(c.Arguments)
 		}
 	}
-	return (chars+3)/4 + images*ImageTokens + 4
+	return TextTokens(chars) + images*ImageTokens + 4
 }
+
+// TextTokens is the estimate for n bytes of text: about four a token.
+func TextTokens(n int) int { return (n + 3) / 4 }

@@ -2,13 +2,27 @@ package settings
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/rally-agent/rally/internal/filelock"
+	"github.com/rally-agent/rally/internal/regfile"
 )
+
+// MaxFileBytes is the largest settings file rally reads. Real ones are a few
+// KiB; the cap is for a cloned repository whose .rally/settings.json is a
+// link to /dev/zero or a huge file.
+const MaxFileBytes = 1 << 20
+
+// ErrChanged matches, with errors.Is, Save's error for a file that another
+// process changed or removed since it was read: the caller's edit is based
+// on a version that is gone, so nothing was written.
+var ErrChanged = errors.New("settings file changed on disk")
 
 // File is one settings file as the user wrote it: every key, known or not,
 // in the user's order. Edits change the document at a path and leave the
@@ -23,9 +37,10 @@ type File struct {
 
 // ReadFile reads a settings file. A missing file is an empty File, not an
 // error. A file that is not a JSON object is an *Error with the line and
-// column of the problem.
+// column of the problem. A path that is not a regular file (a FIFO, a
+// device) or holds more than MaxFileBytes is refused.
 func ReadFile(src Source) (*File, error) {
-	data, err := os.ReadFile(src.Path)
+	data, err := regfile.Read(src.Path, MaxFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &File{Source: src}, nil
 	}
@@ -226,8 +241,15 @@ func (f *File) Bytes() []byte {
 // renamed over the old one, so a crash leaves the old or the new file, never
 // half of one. It keeps the old file's permissions (0644 for a new file)
 // and writes through a symlink to its target. It refuses a document that
-// fails Check, and a file that changed on disk since it was read.
-func (f *File) Save() error {
+// fails Check, and a file that changed on disk since it was read
+// (ErrChanged).
+//
+// The compare and the rename happen under an exclusive lock on the
+// target's directory (no lock file to litter a repository), so of two savers that read the same version exactly
+// one writes and the other gets ErrChanged: without it both compared
+// before either renamed, and one edit was silently lost. Waiting for the
+// lock ends with ctx.
+func (f *File) Save(ctx context.Context) error {
 	if _, err := f.Check(); err != nil {
 		return err
 	}
@@ -236,12 +258,20 @@ func (f *File) Save() error {
 	if real, err := filepath.EvalSymlinks(target); err == nil {
 		target = real // a dotfiles symlink stays a symlink
 	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return fmt.Errorf("save %s: %w", f.Name, err)
+	}
+	unlock, err := filelock.LockDir(ctx, filepath.Dir(target))
+	if err != nil {
+		return fmt.Errorf("save %s: %w", f.Name, err)
+	}
+	defer unlock()
 	perm := fs.FileMode(0o644)
-	cur, err := os.ReadFile(target)
+	cur, err := regfile.Read(target, MaxFileBytes)
 	switch {
 	case err == nil:
 		if !f.exists || !bytes.Equal(cur, f.raw) {
-			return fmt.Errorf("save %s: the file changed on disk since it was read; nothing written", f.Name)
+			return fmt.Errorf("save %s: the file changed on disk since it was read; nothing written: %w", f.Name, ErrChanged)
 		}
 		if bytes.Equal(cur, data) {
 			return nil
@@ -252,7 +282,7 @@ func (f *File) Save() error {
 	case !errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("save %s: %w", f.Name, err)
 	case f.exists:
-		return fmt.Errorf("save %s: the file was removed since it was read; nothing written", f.Name)
+		return fmt.Errorf("save %s: the file was removed since it was read; nothing written: %w", f.Name, ErrChanged)
 	}
 	if err := writeAtomic(target, data, perm); err != nil {
 		return fmt.Errorf("save %s: %w", f.Name, err)

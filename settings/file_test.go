@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -40,7 +41,7 @@ func TestSaveKeepsUnknownKeysAndOrder(t *testing.T) {
 	if err := f.SetJSON("providers.openai.maxRetries", []byte("1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Save(); err != nil {
+	if err := f.Save(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(src.Path)
@@ -104,7 +105,7 @@ func TestSavePermissions(t *testing.T) {
 			if err := f.Set("agent.maxTurns", 10); err != nil {
 				t.Fatal(err)
 			}
-			if err := f.Save(); err != nil {
+			if err := f.Save(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 			fi, err := os.Stat(src.Path)
@@ -138,7 +139,7 @@ func TestSaveThroughSymlink(t *testing.T) {
 	if err := f.Set("retry.jitter", 0.25); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Save(); err != nil {
+	if err := f.Save(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(src.Path); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
@@ -157,7 +158,7 @@ func TestSaveRefuses(t *testing.T) {
 		if err := f.SetJSON("retry.maxRetries", []byte(`"three"`)); err != nil {
 			t.Fatal(err)
 		}
-		err := f.Save()
+		err := f.Save(context.Background())
 		if !errors.Is(err, ErrInvalid) {
 			t.Fatalf("Save = %v, want ErrInvalid", err)
 		}
@@ -172,7 +173,7 @@ func TestSaveRefuses(t *testing.T) {
 		if err := f.Set("agent.maxTurns", 5); err != nil {
 			t.Fatal(err)
 		}
-		if err := f.Save(); err == nil || !strings.Contains(err.Error(), "changed on disk") {
+		if err := f.Save(context.Background()); err == nil || !strings.Contains(err.Error(), "changed on disk") {
 			t.Fatalf("Save = %v, want a changed-on-disk error", err)
 		}
 		assertFile(t, src.Path, `{"agent": {}}`)

@@ -1,42 +1,67 @@
 package settings
 
 import (
+	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// A URL setting never holds a secret (issue 24 defect 6): fleet.redis no
-// password, a provider's baseUrl no user or password; the message does
-// not repeat it.
-func TestURLSettingsRefuseUserInfo(t *testing.T) {
-	for _, tc := range []struct {
-		doc, path string
-		ok        bool
-	}{
-		{`{"providers": {"acme": {"api": "openai-completions", "baseUrl": "https://me:s3cretpass@acme.example/v1"}}}`, "providers.acme.baseUrl", false},
-		{`{"providers": {"acme": {"api": "openai-completions", "baseUrl": "https://s3cretpass@acme.example/v1"}}}`, "providers.acme.baseUrl", false},
-		{`{"providers": {"acme": {"api": "openai-completions", "baseUrl": "https://acme.example/v1"}}}`, "", true},
-		{`{"fleet": {"redis": "redis://rally:s3cretpass@127.0.0.1:6379/0"}}`, "fleet.redis", false},
-		{`{"fleet": {"redis": "redis://rally@127.0.0.1:6379/0"}}`, "", true}, // an ACL user, its password in passwordEnv
-	} {
-		t.Run(tc.doc, func(t *testing.T) {
-			f, err := ParseFile(Source{Name: "s.json"}, []byte(tc.doc))
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = f.Check()
-			if tc.ok {
-				if err != nil {
-					t.Fatalf("refused: %v", err)
+// TestConcurrentSavesLoseNothing: savers that all read the same version
+// of the real file save at once. Exactly one may write; every other one
+// must get ErrChanged. Without the lock across compare and rename,
+// several compared before any renamed, all reported success, and the
+// file held one of their edits.
+func TestConcurrentSavesLoseNothing(t *testing.T) {
+	const savers = 16
+	for round := range 5 {
+		t.Run(fmt.Sprint("round ", round), func(t *testing.T) {
+			src := layout(t, `{}`, "").Global
+			files := make([]*File, savers)
+			for i := range files {
+				files[i] = readSource(t, src)
+				if err := files[i].Set(fmt.Sprintf("providers.p%d.maxRetries", i), i); err != nil {
+					t.Fatal(err)
 				}
-				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.path+": must not hold") {
-				t.Fatalf("error %v, want one at %s", err, tc.path)
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			errs := make([]error, savers)
+			for i, f := range files {
+				wg.Go(func() {
+					<-start
+					errs[i] = f.Save(t.Context())
+				})
 			}
-			if strings.Contains(err.Error(), "s3cretpass") {
-				t.Fatalf("the message repeats the secret: %v", err)
+			close(start)
+			wg.Wait()
+			final := readSource(t, src)
+			saved := 0
+			for i, err := range errs {
+				_, there := final.Get(fmt.Sprintf("providers.p%d.maxRetries", i))
+				switch {
+				case err == nil && !there:
+					t.Errorf("saver %d reported success but its key is not in the file", i)
+				case err == nil:
+					saved++
+				case !errors.Is(err, ErrChanged):
+					t.Errorf("saver %d: %v, want ErrChanged", i, err)
+				}
+			}
+			if saved != 1 {
+				t.Errorf("%d savers wrote, want exactly 1", saved)
 			}
 		})
+	}
+}
+
+// TestReadFileRefusesHuge: a settings file past MaxFileBytes is refused,
+// not read (FIFOs and devices: internal/regfile and the CLI's
+// TestSettingsFileNotRegular).
+func TestReadFileRefusesHuge(t *testing.T) {
+	src := layout(t, "", `{"agent": {}}`+strings.Repeat(" ", MaxFileBytes)).Project
+	if _, err := ReadFile(src); err == nil || !strings.Contains(err.Error(), "the limit is 1048576") {
+		t.Fatalf("ReadFile = %v, want the size refused", err)
 	}
 }

@@ -108,7 +108,7 @@ func TestLoadLayers(t *testing.T) {
 	openai.TimeoutMs = 5000           // from project
 	want.Providers["openai"] = openai // baseUrl etc. from the built-in
 	want.Providers["mine"] = Provider{API: APIOpenAICompletions, BaseURL: "http://10.0.0.1:9000/v1",
-		TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes}
+		TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes, MaxMessageBytes: DefaultMaxMessageBytes}
 	if diff := cmp.Diff(want, s); diff != "" {
 		t.Errorf("merged settings (-want +got):\n%s", diff)
 	}

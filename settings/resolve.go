@@ -141,6 +141,9 @@ func (s *Settings) Resolve(o Overrides, getenv func(string) string) (Target, err
 	if p.MaxEventBytes <= 0 {
 		p.MaxEventBytes = DefaultMaxEventBytes
 	}
+	if p.MaxMessageBytes <= 0 {
+		p.MaxMessageBytes = DefaultMaxMessageBytes
+	}
 	t.Config = p
 
 	switch {

@@ -124,14 +124,14 @@ func TestResolve(t *testing.T) {
 			o:    Overrides{Provider: "lmstudio", Model: "qwen", API: APIOpenAICompletions, BaseURL: "http://127.0.0.1:1234/v1"},
 			env:  env("RALLY_API_KEY", "k"),
 			want: Target{Provider: "lmstudio", Model: "qwen", AdHoc: true, APIKey: "k",
-				Config: Provider{API: APIOpenAICompletions, BaseURL: "http://127.0.0.1:1234/v1", TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes}},
+				Config: Provider{API: APIOpenAICompletions, BaseURL: "http://127.0.0.1:1234/v1", TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes, MaxMessageBytes: DefaultMaxMessageBytes}},
 		},
 		{
 			name: "--base-url alone is an ad-hoc openai-completions provider",
 			o:    Overrides{BaseURL: "http://127.0.0.1:1234/v1"},
 			env:  env(),
 			want: Target{Provider: "custom", AdHoc: true,
-				Config: Provider{API: APIOpenAICompletions, BaseURL: "http://127.0.0.1:1234/v1", TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes}},
+				Config: Provider{API: APIOpenAICompletions, BaseURL: "http://127.0.0.1:1234/v1", TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes, MaxMessageBytes: DefaultMaxMessageBytes}},
 		},
 		{
 			name:     "a provider from the settings file",
@@ -140,7 +140,7 @@ func TestResolve(t *testing.T) {
 			env:      env("VLLM_KEY", "v"),
 			want: Target{Provider: "vllm", Model: "llama-3.3-70b", APIKey: "v",
 				Config: Provider{API: APIOpenAICompletions, BaseURL: "http://gpu:8000/v1", APIKeyEnv: "VLLM_KEY", Models: []Model{{ID: "llama-3.3-70b"}},
-					MaxRetries: ptr(9), TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes}},
+					MaxRetries: ptr(9), TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes, MaxMessageBytes: DefaultMaxMessageBytes}},
 		},
 		{
 			name: "unknown provider without --base-url",

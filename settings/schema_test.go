@@ -121,7 +121,7 @@ func TestSchemaDefaults(t *testing.T) {
 		})
 	}
 	for path, want := range map[string]int{
-		"providers.x.timeoutMs": DefaultTimeoutMs, "providers.x.idleTimeoutMs": DefaultIdleTimeoutMs, "providers.x.maxEventBytes": DefaultMaxEventBytes,
+		"providers.x.timeoutMs": DefaultTimeoutMs, "providers.x.idleTimeoutMs": DefaultIdleTimeoutMs, "providers.x.maxEventBytes": DefaultMaxEventBytes, "providers.x.maxMessageBytes": DefaultMaxMessageBytes,
 		"hooks[0].timeoutMs": DefaultHookTimeoutMs,
 	} {
 		p, _ := ParsePath(path)

@@ -62,6 +62,9 @@ const (
 	// DefaultMaxEventBytes caps one server-sent event
 	// (llm.DefaultMaxEventBytes, 64 MiB).
 	DefaultMaxEventBytes = llm.DefaultMaxEventBytes
+	// DefaultMaxMessageBytes caps one streamed response
+	// (llm.DefaultMaxMessageBytes, 128 MiB).
+	DefaultMaxMessageBytes = llm.DefaultMaxMessageBytes
 )
 
 // Streaming modes of retry.streaming.
@@ -124,7 +127,20 @@ type Tools struct {
 	AllowEnv       []string `json:"allowEnv" jsonschema:"pattern=^[A-Za-z_][A-Za-z0-9_]*$" jsonschema_description:"Key variables (e.g. OPENAI_API_KEY) that bash commands may still see. By default every provider key variable, RALLY_API_KEY, the keyEnv variables of auth.json and any *_API_KEY are removed from their environment; a known key in tool output is redacted either way."`
 	MaxOutputBytes int      `json:"maxOutputBytes" jsonschema:"minimum=1024,maximum=67108864,default=51200" jsonschema_description:"Most bytes of output one tool call returns to the model; the rest is cut with a note on how to read it (read offsets)."`
 	MaxOutputLines int      `json:"maxOutputLines" jsonschema:"minimum=10,maximum=1000000,default=2000" jsonschema_description:"Most lines of output one tool call returns to the model; whichever of the two caps comes first applies."`
+	// Sandbox confines bash commands (internal/sandbox): "workspace" or
+	// "off".
+	Sandbox string `json:"sandbox" jsonschema:"enum=workspace,enum=off,default=workspace" jsonschema_description:"workspace: on Linux, bash commands and everything they start run under a Landlock ruleset: auth.json and auth-marks.json cannot be opened at all, and writes go only to the working directory, the temporary directory and sandboxPaths. off: no sandbox (the command-line check and the redactor still apply)."`
+	// SandboxPaths are more directories sandboxed commands may write.
+	SandboxPaths []string `json:"sandboxPaths" jsonschema:"minLength=1" jsonschema_description:"More directories (or files) sandboxed bash commands may write, e.g. ~/.cache/go-build."`
+	// SandboxNoNetwork refuses TCP to sandboxed commands.
+	SandboxNoNetwork bool `json:"sandboxNoNetwork" jsonschema:"default=false" jsonschema_description:"true: sandboxed bash commands can neither connect nor listen over TCP (Landlock ABI 4, Linux 6.7)."`
 }
+
+// Modes of tools.sandbox.
+const (
+	SandboxWorkspace = "workspace"
+	SandboxOff       = "off"
+)
 
 // Agent is the agent loop's group. Zero MaxTurns means no model call at all
 // would be allowed, so Load always fills it.
@@ -157,7 +173,7 @@ type Compaction struct {
 }
 
 // Provider is one providers.<name> entry. After Load, TimeoutMs,
-// IdleTimeoutMs and MaxEventBytes are never 0; in a hand-built Provider 0
+// IdleTimeoutMs, MaxEventBytes and MaxMessageBytes are never 0; in a hand-built Provider 0
 // means their default.
 type Provider struct {
 	// API's enum and description in the schema are the registry's
@@ -173,6 +189,8 @@ type Provider struct {
 	IdleTimeoutMs int  `json:"idleTimeoutMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=60000" jsonschema_description:"A stream that sends nothing for this many milliseconds fails with a transient (retryable) error."`
 	// MaxEventBytes caps one server-sent event of this provider's streams.
 	MaxEventBytes int `json:"maxEventBytes,omitempty" jsonschema:"minimum=1024,maximum=1073741824,default=67108864" jsonschema_description:"Largest single server-sent event in bytes (64 MiB by default). A bigger one fails the stream at once with a fatal 'event too large' error and is never held in memory whole."`
+	// MaxMessageBytes caps the whole response of one streamed message.
+	MaxMessageBytes int `json:"maxMessageBytes,omitempty" jsonschema:"minimum=65536,maximum=4294967296,default=134217728" jsonschema_description:"Most bytes one streamed response may take (128 MiB by default). Past it, or past 4 times the model's maxTokens of output, the stream fails with a fatal 'message too large' error: a server that does not stop cannot fill the memory."`
 }
 
 // Model is one entry of providers.<name>.models. Zero numbers mean unknown.
@@ -229,6 +247,8 @@ func Default() *Settings {
 			AllowEnv:       []string{},
 			MaxOutputBytes: DefaultMaxOutputBytes,
 			MaxOutputLines: DefaultMaxOutputLines,
+			Sandbox:        SandboxWorkspace,
+			SandboxPaths:   []string{},
 		},
 	}
 }
@@ -237,7 +257,7 @@ func Default() *Settings {
 // empty (the llm catalog knows them) except sim's.
 func Builtin() map[string]Provider {
 	p := func(api, url, env string) Provider {
-		return Provider{API: api, BaseURL: url, APIKeyEnv: env, TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes}
+		return Provider{API: api, BaseURL: url, APIKeyEnv: env, TimeoutMs: DefaultTimeoutMs, IdleTimeoutMs: DefaultIdleTimeoutMs, MaxEventBytes: DefaultMaxEventBytes, MaxMessageBytes: DefaultMaxMessageBytes}
 	}
 	// A vendor's own API root is its client's default (llm.APIDef), and an
 	// OpenAI-compatible service's is its models' in the catalog: each is
@@ -278,6 +298,9 @@ func (s *Settings) normalize() {
 		}
 		if p.MaxEventBytes == 0 {
 			p.MaxEventBytes = DefaultMaxEventBytes
+		}
+		if p.MaxMessageBytes == 0 {
+			p.MaxMessageBytes = DefaultMaxMessageBytes
 		}
 		s.Providers[name] = p
 	}

@@ -67,6 +67,10 @@ type Bash struct {
 	Procs *Procs
 	// TempDir is where a cut output is saved whole; "" is os.TempDir().
 	TempDir string
+	// Start, when set, starts each command and returns its wait, in
+	// place of cmd.Start and cmd.Wait: the program confines commands
+	// with it (internal/sandbox). A Start error is a failure to start.
+	Start func(cmd *exec.Cmd) (wait func() error, err error)
 }
 
 const bashSchema = `{
@@ -94,6 +98,13 @@ func (b Bash) Spec() llm.Tool {
 
 func (b Bash) maxOutput() int { return orDefault(b.MaxOutput, DefaultMaxBytes) }
 func (b Bash) maxLines() int  { return orDefault(b.MaxLines, DefaultMaxLines) }
+
+func (b Bash) start(cmd *exec.Cmd) (wait func() error, err error) {
+	if b.Start != nil {
+		return b.Start(cmd)
+	}
+	return cmd.Wait, cmd.Start()
+}
 
 func (b Bash) timeout() time.Duration {
 	if b.Timeout > 0 {
@@ -157,17 +168,18 @@ func (b Bash) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 	cmd.Stdout, cmd.Stderr = out, out // one pipe, so the two streams interleave as written
 	cmd.WaitDelay = waitDelay
 	proc.Group(cmd)
-	if err := cmd.Start(); err != nil {
+	wait, err := b.start(cmd)
+	if err != nil {
 		return Result{}, fmt.Errorf("bash: cannot start %s: %v", shell, err)
 	}
 	pid := cmd.Process.Pid
 	if b.Procs != nil && !b.Procs.start(pid) {
 		proc.KillGroup(pid)
-		cmd.Wait()
+		wait()
 		out.close()
 		return Result{}, errors.New("bash: not run: rally is shutting down (the command was killed as it started)")
 	}
-	err = cmd.Wait()
+	err = wait()
 	if run.Err() != nil {
 		// The shell is dead; children that left the group's pipe alone
 		// would survive it without this.

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -89,6 +90,8 @@ type Options struct {
 	// Procs, when set, records bash's process groups so the program can
 	// kill what is left of them when it exits (Procs.Kill).
 	Procs *Procs
+	// Start, when set, starts bash's commands (see Bash.Start).
+	Start func(cmd *exec.Cmd) (wait func() error, err error)
 }
 
 // Builtin returns read, write, edit and bash working in dir, with default
@@ -101,7 +104,7 @@ func New(dir string, o Options) []Tool {
 		Read{Dir: dir, MaxLines: o.MaxLines, MaxBytes: o.MaxBytes, Deny: o.Deny},
 		Write{Dir: dir, Deny: o.Deny},
 		Edit{Dir: dir, MaxDiffBytes: o.MaxBytes, Deny: o.Deny},
-		Bash{Dir: dir, MaxOutput: o.MaxBytes, MaxLines: o.MaxLines, Env: o.Env, Deny: o.Deny, Procs: o.Procs},
+		Bash{Dir: dir, MaxOutput: o.MaxBytes, MaxLines: o.MaxLines, Env: o.Env, Deny: o.Deny, Procs: o.Procs, Start: o.Start},
 	}
 	if o.Redact != nil {
 		for i, t := range tools {

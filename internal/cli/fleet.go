@@ -15,6 +15,7 @@ import (
 
 	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/fleet"
+	"github.com/rally-agent/rally/internal/termsafe"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/settings"
 	"github.com/redis/go-redis/v9"
@@ -196,7 +197,9 @@ func fleetStatus(ctx context.Context, w io.Writer, f *fleet.Fleet, st *settings.
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err = io.WriteString(w, strings.TrimRight(buf.String(), "\n")+"\n")
+	// Every name, key and reason here came from Redis, which any fleet
+	// peer writes; the table around them is rally's and has no controls.
+	_, err = io.WriteString(w, termsafe.String(strings.TrimRight(buf.String(), "\n"))+"\n")
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rally-agent/rally/internal/termsafe"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/rpc/wire"
 	"github.com/rally-agent/rally/session"
@@ -64,7 +65,9 @@ func (t *textOut) event(e session.Event) {
 	case session.MessageUpdateEvent:
 		if t.live && e.Assistant != nil && e.Assistant.Type == llm.EventTextDelta {
 			t.separate()
-			t.out.WriteString(e.Assistant.Delta)
+			// Only a terminal obeys controls; a pipe gets the answer
+			// byte-exact (the whole message, at its end, below).
+			t.out.WriteString(termsafe.String(e.Assistant.Delta))
 			t.out.Flush()
 			t.wrote = true
 		}
@@ -91,13 +94,13 @@ func (t *textOut) event(e session.Event) {
 		}
 	case session.ToolExecutionStartEvent:
 		t.out.Flush()
-		fmt.Fprintf(t.err, "→ %s %s\n", e.ToolName, clip(string(e.Args), 120))
+		fmt.Fprintf(t.err, "→ %s %s\n", termsafe.String(e.ToolName), termsafe.String(clip(string(e.Args), 120)))
 	case session.ToolExecutionEndEvent:
 		if e.IsError {
-			fmt.Fprintf(t.err, "✗ %s failed\n", e.ToolName)
+			fmt.Fprintf(t.err, "✗ %s failed\n", termsafe.String(e.ToolName))
 		}
 	case session.AutoRetryStartEvent:
-		full := fmt.Sprintf("rally: retrying (%d/%d) in %s: %s", e.Attempt, e.MaxAttempts, seconds(e.DelayMs), clip(e.ErrorMessage, 200))
+		full := fmt.Sprintf("rally: retrying (%d/%d) in %s: %s", e.Attempt, e.MaxAttempts, seconds(e.DelayMs), termsafe.String(clip(e.ErrorMessage, 200)))
 		if t.tty && e.DelayMs >= 1000 {
 			t.out.Flush()
 			t.wait = startCountdown(&t.mu, t.err, e, full)
@@ -105,7 +108,7 @@ func (t *textOut) event(e session.Event) {
 			fmt.Fprintln(t.err, full)
 		}
 		if e.SwitchedTo != "" {
-			fmt.Fprintf(t.err, "rally: switched to %s\n", e.SwitchedTo)
+			fmt.Fprintf(t.err, "rally: switched to %s\n", termsafe.String(e.SwitchedTo))
 		}
 	case session.AutoRetryEndEvent:
 		if e.Success {

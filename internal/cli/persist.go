@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/rally-agent/rally/internal/termsafe"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
 )
@@ -23,7 +24,7 @@ func reportLoad(stderr io.Writer, log *slog.Logger, path string, warnings []stri
 	for i, w := range warnings {
 		log.Warn("session load", "file", path, "warning", w)
 		if i < maxLoadWarnings {
-			fmt.Fprintf(stderr, "rally: %s: %s\n", path, w)
+			fmt.Fprintf(stderr, "rally: %s: %s\n", path, termsafe.String(w))
 		}
 	}
 	if n := len(warnings) - maxLoadWarnings; n > 0 {

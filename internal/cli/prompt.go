@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rally-agent/rally/internal/regfile"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/tool"
 	"github.com/spf13/cobra"
@@ -146,7 +147,7 @@ func projectContext(cwd string) ([]contextFile, error) {
 	for i := len(dirs) - 1; i >= 0; i-- {
 		for _, name := range contextFiles {
 			path := filepath.Join(dirs[i], name)
-			b, err := readBounded(path, maxContextFile)
+			b, err := regfile.Read(path, maxContextFile)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
@@ -158,19 +159,4 @@ func projectContext(cwd string) ([]contextFile, error) {
 		}
 	}
 	return out, nil
-}
-
-// readBounded reads a regular file of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path)
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes, more than the %d a context file may have; shorten it", path, fi.Size(), limit)
-	}
-	return os.ReadFile(path)
 }

@@ -58,7 +58,7 @@ func modelFor(t settings.Target) (llm.Model, error) {
 func providerFor(t settings.Target, key string) (llm.Provider, error) {
 	o := llm.ClientOptions{
 		BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider,
-		Timeout: t.Config.Timeout(), IdleTimeout: t.Config.IdleTimeout(), MaxEventBytes: t.Config.MaxEventBytes,
+		Timeout: t.Config.Timeout(), IdleTimeout: t.Config.IdleTimeout(), MaxEventBytes: t.Config.MaxEventBytes, MaxMessageBytes: t.Config.MaxMessageBytes,
 	}
 	if d, ok := apis.Lookup(t.Config.API); ok {
 		return d.New(o), nil

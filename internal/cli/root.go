@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rally-agent/rally/internal/termsafe"
 )
 
 // version is overridden at link time (-ldflags "-X ...cli.version=v1.2.3").
@@ -57,7 +59,8 @@ func execute(s streams, args []string) int {
 	root := newRoot(s)
 	root.SetArgs(piArgs(args))
 	if err := root.Execute(); err != nil {
-		fmt.Fprintln(stderr, "rally:", err)
+		// An error can quote a provider's body or a file's contents.
+		fmt.Fprintln(stderr, "rally:", termsafe.String(err.Error()))
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return ee.code

@@ -16,6 +16,7 @@ import (
 	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/internal/redact"
+	"github.com/rally-agent/rally/internal/termsafe"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/apis"
 	"github.com/rally-agent/rally/llm/sim"
@@ -196,7 +197,7 @@ func announce(w io.Writer, f *runFlags, m llm.Model) {
 	if f.mode != "text" || f.preset != "" || m.API == settings.APISim {
 		return
 	}
-	fmt.Fprintf(w, "rally: using %s/%s\n", m.Provider, m.ID)
+	fmt.Fprintf(w, "rally: using %s\n", termsafe.String(m.Provider+"/"+m.ID))
 }
 
 // runFailed is the exit status of a run's error: 130 when the user
@@ -258,7 +259,10 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 	if f.maxTurns > 0 {
 		maxTurns = f.maxTurns
 	}
-	tools := newTools(home, cwd, st, os.Environ())
+	tools := newTools(home, cwd, st, os.Environ(), func(msg string) {
+		fmt.Fprintln(s.err, "rally:", msg)
+		logger.Warn(msg)
+	})
 	env.closers = append(env.closers, tools.stop)
 	builtin := f.prompt.pick(tools.tools)
 	system, err := f.prompt.systemPrompt(cwd, builtin)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,12 +96,12 @@ order of keys and the file's permissions.`,
   rally settings set --project providers.local.baseUrl http://127.0.0.1:11434/v1
   rally settings set providers.vllm '{"api": "openai-completions", "baseUrl": "http://gpu:8000/v1"}'`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			raw := []byte(args[1])
 			if !json.Valid(raw) {
 				raw, _ = json.Marshal(args[1]) // a string always marshals
 			}
-			return editSettings(s, project, func(f *settings.File) (string, error) {
+			return editSettings(cmd.Context(), s, project, func(f *settings.File) (string, error) {
 				if err := f.SetJSON(args[0], raw); err != nil {
 					return "", err
 				}
@@ -123,8 +124,8 @@ so that the other file or the default applies again.`,
 		Example: `  rally settings unset retry.maxRetries
   rally settings unset --project providers.openai.maxRetries`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
-			return editSettings(s, project, func(f *settings.File) (string, error) {
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return editSettings(cmd.Context(), s, project, func(f *settings.File) (string, error) {
 				if err := f.Delete(args[0]); err != nil {
 					return "", err
 				}
@@ -138,7 +139,7 @@ so that the other file or the default applies again.`,
 
 // editSettings applies edit to one file, checks the result together with
 // the other file, and saves only if everything is valid.
-func editSettings(s streams, project bool, edit func(*settings.File) (string, error)) error {
+func editSettings(ctx context.Context, s streams, project bool, edit func(*settings.File) (string, error)) error {
 	src, err := settingsSources()
 	if err != nil {
 		return err
@@ -175,7 +176,7 @@ func editSettings(s streams, project bool, edit func(*settings.File) (string, er
 	if err != nil {
 		return &exitError{exitInvalid, list(err)}
 	}
-	if err := f.Save(); err != nil {
+	if err := f.Save(ctx); err != nil {
 		if errors.Is(err, settings.ErrInvalid) {
 			return &exitError{exitInvalid, list(err)}
 		}

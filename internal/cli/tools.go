@@ -2,13 +2,17 @@ package cli
 
 import (
 	"cmp"
-	"github.com/rally-agent/rally/internal/redact"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/rally-agent/rally/auth"
+	"github.com/rally-agent/rally/internal/redact"
+	"github.com/rally-agent/rally/internal/sandbox"
 	"github.com/rally-agent/rally/settings"
 	"github.com/rally-agent/rally/tool"
 )
@@ -25,8 +29,10 @@ type toolSet struct {
 // opts back in), no tool touches auth.json or auth-marks.json, every known
 // key in tool output is redacted before the agent stores, emits or sends
 // it, output is capped by tools.maxOutputBytes/maxOutputLines, and the
-// caller's stop kills every process group the tools left running.
-func newTools(home, cwd string, st *settings.Settings, environ []string) toolSet {
+// caller's stop kills every process group the tools left running. With
+// tools.sandbox "workspace" bash commands run confined (sandboxStart);
+// where that cannot be, warn says so, once.
+func newTools(home, cwd string, st *settings.Settings, environ []string, warn func(string)) toolSet {
 	names, keys := runSecrets(home, st, environ)
 	procs := &tool.Procs{}
 	tools := tool.New(cwd, tool.Options{
@@ -36,8 +42,36 @@ func newTools(home, cwd string, st *settings.Settings, environ []string) toolSet
 		Deny:     []string{auth.Path(home), auth.MarksPath(home)},
 		Redact:   func(s string) string { return redact.Secrets(s, keys...) },
 		Procs:    procs,
+		Start:    sandboxStart(home, cwd, st.Tools, warn),
 	})
 	return toolSet{tools: tools, stop: procs.Kill}
+}
+
+// sandboxStart is bash's Start for tools.sandbox: nil (start as is) when
+// it is off, or when Landlock is unavailable, which warn is told.
+func sandboxStart(home, cwd string, t settings.Tools, warn func(string)) func(*exec.Cmd) (func() error, error) {
+	if t.Sandbox == settings.SandboxOff {
+		return nil
+	}
+	if _, err := sandbox.Check(); err != nil {
+		warn(fmt.Sprintf("tools run without a sandbox (%v); auth.json is still refused by name and keys are still redacted", err))
+		return nil
+	}
+	var hide []string
+	for _, f := range []string{auth.Path(home), auth.MarksPath(home)} {
+		hide = append(hide, f, f+".lock")
+	}
+	write := []string{cwd, os.TempDir()}
+	for _, p := range t.SandboxPaths {
+		if rest, ok := strings.CutPrefix(p, "~/"); ok {
+			if h, err := os.UserHomeDir(); err == nil {
+				p = filepath.Join(h, rest)
+			}
+		}
+		write = append(write, p)
+	}
+	p := &sandbox.Policy{Hide: hide, Write: write, NoNetwork: t.SandboxNoNetwork}
+	return p.Start
 }
 
 // runSecrets is secrets for a run: auth.json's keys as well as the

@@ -31,8 +31,26 @@ func Lock(ctx context.Context, path string) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock: %w", err)
 	}
-	// The lock call blocks in the kernel, so it runs aside and the caller
-	// can give up on ctx; a lock taken after that is released at once.
+	return wait(ctx, f, path)
+}
+
+// LockDir takes the exclusive lock of the directory dir itself, waiting
+// like Lock. It is for a file that users edit and keep in version control
+// (a project's settings), beside which a lock file would be litter:
+// replacing a file in dir by rename leaves dir's own inode, and so its
+// lock, in place.
+func LockDir(ctx context.Context, dir string) (unlock func(), err error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	return wait(ctx, f, dir)
+}
+
+// wait takes the lock of the open file f, or gives up when ctx ends. The
+// lock call blocks in the kernel, so it runs aside; a lock taken after the
+// caller gave up is released at once.
+func wait(ctx context.Context, f *os.File, path string) (unlock func(), err error) {
 	got := make(chan error, 1)
 	go func() { got <- flock(f) }()
 	select {

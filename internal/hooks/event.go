@@ -21,8 +21,16 @@ type Event = session.Event
 func typeOf(e Event) string { return string(e.Kind()) }
 
 // Encode is the event as one JSON line (newline included), exactly the
-// line --mode json and the RPC output write for it: what a hook reads.
-func Encode(e Event) []byte { return append(wire.AppendEvent(nil, e), '\n') }
+// line `--mode rpc --events delta` writes for it: what a hook reads. A
+// message_update is in the delta form (its stream event, never the partial
+// message): the full form costs O(answer so far) per delta, so a hook on
+// message_update made a long answer quadratic and, with the subscription
+// waiting on Handle, slowed the session itself. The message is on
+// message_start and message_end.
+func Encode(e Event) []byte {
+	enc := wire.Encoder{Deltas: true}
+	return append(enc.Encode(e), '\n')
+}
 
 // Types lists the event names a hook may list in `on`, in the order of
 // docs/rpc.md. The settings schema enumerates the same names (a test keeps

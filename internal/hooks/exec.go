@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -14,6 +15,10 @@ import (
 
 	"github.com/rally-agent/rally/internal/proc"
 )
+
+// markVar names the environment variable that marks the processes of one
+// hook run (proc.KillMarked).
+const markVar = "RALLY_HOOK_RUN"
 
 // outputCap is how much of a hook's stdout and stderr is kept (the end of
 // each): enough for an error message, never a flood in the log.
@@ -64,8 +69,11 @@ func (r *Runner) run(ctx context.Context, i int, j job) Result {
 	ctx, cancel := context.WithTimeoutCause(ctx, h.Timeout(), ErrTimeout)
 	defer cancel()
 
+	// The mark every process of this run inherits, so that what the hook
+	// moved out of its process group (setsid) is found and killed too.
+	mark := markVar + "=" + strconv.Itoa(os.Getpid()) + "." + strconv.FormatInt(r.runs.Add(1), 10)
 	cmd := exec.CommandContext(ctx, h.Command[0], h.Command[1:]...)
-	cmd.Env = append(slices.Clip(r.env),
+	cmd.Env = append(slices.Clip(r.env), mark,
 		"RALLY_EVENT="+j.typ,
 		"RALLY_SESSION_ID="+j.src.ID,
 		"RALLY_SESSION_FILE="+j.src.File,
@@ -81,8 +89,10 @@ func (r *Runner) run(ctx context.Context, i int, j job) Result {
 	err := cmd.Start()
 	if err == nil {
 		err = cmd.Wait()
-		// The hook is its process group: what it left running goes too.
+		// The hook is its process group: what it left running goes too,
+		// and what left the group, by its mark.
 		proc.KillGroup(cmd.Process.Pid)
+		proc.KillMarked(mark)
 	}
 	res.Duration = time.Since(start)
 	res.Stdout, res.Stderr = stdout.String(), stderr.String()
@@ -140,7 +150,7 @@ func (t *tail) String() string {
 // cleanEnv is env without the event variables a rally run from a hook
 // would inherit: each run sets its own.
 func cleanEnv(env []string) []string {
-	own := []string{"RALLY_EVENT", "RALLY_SESSION_ID", "RALLY_SESSION_FILE", "RALLY_EVENT_TIME"}
+	own := []string{"RALLY_EVENT", "RALLY_SESSION_ID", "RALLY_SESSION_FILE", "RALLY_EVENT_TIME", markVar}
 	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
 		name, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(own, name)

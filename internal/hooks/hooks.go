@@ -144,6 +144,7 @@ type Runner struct {
 	kill   context.CancelCauseFunc
 	wg     sync.WaitGroup
 	killed atomic.Int64 // runs killed at exit
+	runs   atomic.Int64 // hook runs started, for each run's mark
 	lost   atomic.Int64 // events still queued at exit
 	// queued counts workers holding an event and waiting for a slot (the
 	// bound test watches it).

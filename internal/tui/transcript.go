@@ -8,6 +8,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/rally-agent/rally/internal/termsafe"
 	"github.com/rally-agent/rally/llm"
 )
 
@@ -75,7 +76,15 @@ func (t *transcript) reset() {
 	t.blocks, t.offset = nil, 0
 }
 
+// add appends a block. Its text, like a delta's and a tool's name, args
+// and result, came from a model, a tool or a session file: termsafe makes
+// the controls in it visible (the screen renderer drops most escape
+// sequences but would pass bidi overrides such as U+202E).
 func (t *transcript) add(b block) {
+	b.text = termsafe.String(b.text)
+	if c := b.tool; c != nil {
+		c.name, c.args, c.result = termsafe.String(c.name), termsafe.String(c.args), termsafe.String(c.result)
+	}
 	t.blocks = append(t.blocks, b)
 }
 
@@ -127,7 +136,7 @@ func (t *transcript) delta(text string, thinking bool) {
 	}
 	if n := len(t.blocks); n > 0 {
 		if b := &t.blocks[n-1]; b.msg == t.msgSeq && b.live && b.kind == kind {
-			b.text += text
+			b.text += termsafe.String(text)
 			b.lines = nil
 			return
 		}
@@ -184,7 +193,7 @@ func (t *transcript) drop(msg int) {
 func (t *transcript) toolEnd(id, result string, isError bool) {
 	for i := len(t.blocks) - 1; i >= 0; i-- {
 		if b := &t.blocks[i]; b.tool != nil && b.tool.id == id && !b.tool.done {
-			b.tool.result, b.tool.isError, b.tool.done = result, isError, true
+			b.tool.result, b.tool.isError, b.tool.done = termsafe.String(result), isError, true
 			b.lines = nil
 			return
 		}

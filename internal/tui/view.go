@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
+	"github.com/rally-agent/rally/internal/termsafe"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session"
 )
@@ -160,11 +161,12 @@ func (m *Model) statusLine(w int) string {
 		if parts[len(parts)-1] == "" {
 			continue
 		}
-		if line := strings.Join(parts, " · "); lipgloss.Width(line) < w {
+		// Model and session names come from settings and session files.
+		if line := termsafe.String(strings.Join(parts, " · ")); lipgloss.Width(line) < w {
 			return " " + line
 		}
 	}
-	return clipLine(strings.Join(cands[len(cands)-1], " · "), w)
+	return clipLine(termsafe.String(strings.Join(cands[len(cands)-1], " · ")), w)
 }
 
 func (m *Model) retryState() string {

@@ -273,7 +273,7 @@ func (s *Server) saveSettings(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if changes > 0 {
-		if err := l.target.Save(); err != nil {
+		if err := l.target.Save(r.Context()); err != nil {
 			// Check passed, so this is the disk: the file changed in the
 			// last instant, or cannot be written.
 			d.Errors = append(d.Errors, err.Error())

@@ -96,9 +96,65 @@ func (c *Call) Stream(ctx context.Context, req *llm.Request, body any, parse Par
 	// that reuses req while the stream runs cannot change it.
 	model := req.Model
 	msg := llm.Message{Role: llm.Assistant, API: c.API, Provider: c.Provider, Model: model.ID, Timestamp: llm.Now()}
-	dec := sse.NewDecoder(resp.Body)
+	dec := sse.NewDecoder(&cappedBody{r: resp.Body, left: c.maxMessageBytes()})
 	dec.MaxEvent = c.Options.MaxEventBytes
-	return llm.NewStream(msg, parse(dec, &model), resp.Close), nil
+	return llm.NewStream(msg, c.capOutput(parse(dec, &model), outputCap(req)), resp.Close), nil
+}
+
+func (c *Call) maxMessageBytes() int64 {
+	if n := c.Options.MaxMessageBytes; n > 0 {
+		return int64(n)
+	}
+	return llm.DefaultMaxMessageBytes
+}
+
+// outputCap is the most output tokens the request asked for: its own
+// maxTokens, else the model's; 0 when neither says.
+func outputCap(req *llm.Request) int {
+	if req.MaxTokens > 0 {
+		return req.MaxTokens
+	}
+	return req.Model.MaxTokens
+}
+
+// capOutput ends a stream whose output (text, thinking, tool arguments,
+// in the one token estimate) runs past maxTokens times llm.OutputMargin:
+// a real server stops at maxTokens, so one that goes on is broken or
+// hostile, and its message would otherwise grow without end.
+func (c *Call) capOutput(fill func(*llm.Builder) error, maxTokens int) func(*llm.Builder) error {
+	if maxTokens <= 0 {
+		return fill
+	}
+	limit := maxTokens * llm.OutputMargin
+	return func(b *llm.Builder) error {
+		err := fill(b)
+		if n := llm.TextTokens(b.OutputBytes()); err == nil && !b.Done() && n > limit {
+			return c.Errorf("%w: about %d output tokens streamed, %d times the model's maxTokens of %d; the server did not stop", llm.ErrMessageTooLarge, n, llm.OutputMargin, maxTokens)
+		}
+		return err
+	}
+}
+
+// cappedBody fails the read that would take a response past its cap, so
+// that no stream, however long, and no compressed body, however well it
+// inflates, makes rally hold more than the cap.
+type cappedBody struct {
+	r    io.Reader
+	left int64
+	read int64
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("%w: more than %d bytes in one response (maxMessageBytes)", llm.ErrMessageTooLarge, b.read)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	b.read += int64(n)
+	return n, err
 }
 
 // Errorf is the client's error: the provider's name, then the message. A

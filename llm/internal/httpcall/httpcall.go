@@ -92,6 +92,10 @@ func Post(ctx context.Context, o *llm.ClientOptions, url string, header http.Hea
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	// No transparent gzip: a small compressed body can inflate without
+	// bound. An SSE stream gains little from compression anyway, and
+	// what the server sends is capped as it arrives (MaxMessageBytes).
+	req.Header.Set("Accept-Encoding", "identity")
 	if attempt > 0 {
 		req.Header.Set("x-rally-attempt", strconv.Itoa(attempt))
 	}
