@@ -1,0 +1,196 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rally-agent/rally/fleet"
+	"github.com/rally-agent/rally/fleet/redistest"
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/llmtest"
+	"github.com/rally-agent/rally/window"
+	"github.com/redis/go-redis/v9"
+)
+
+// These tests each catch one small bug that the rest of the suite let
+// through (issue 30); the bug is named in each test's comment.
+
+// TestBudgetIdleBucketCappedAtBurst: after a quiet spell the bucket holds
+// its burst, not everything the spell would have refilled. Bug caught: the
+// refill not capped at the burst, so a whole window's worth goes at once.
+// The quiet spell is made by moving the bucket's clock back in Redis, not
+// by sleeping.
+func TestBudgetIdleBucketCappedAtBurst(t *testing.T) {
+	rs := redistest.Start(t)
+	fake := llmtest.NewServer(t, llmtest.Step{Text: "ok"})
+	// 10 per 100 s: a burst of 1, then one request every 11 s.
+	g := gate(open(t, rs.URL, nil), fake, key1)
+	g.Budget = fleet.Budget{Requests: 10, Window: 100 * time.Second}
+	if err := ask(t.Context(), g); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	keys, err := rdb.Keys(t.Context(), "rally:budget:*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("budget keys %v (%v), want one", keys, err)
+	}
+	ts, err := rdb.HGet(t.Context(), keys[0], "ts").Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A whole window of quiet: uncapped, the bucket would hold 9 more.
+	if err := rdb.HSet(t.Context(), keys[0], "ts", strconv.FormatInt(ts-100_000, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	went := 0
+	for range 4 {
+		ctx, cancel := context.WithCancel(t.Context())
+		waited := false
+		g.OnWait = func(w fleet.Wait) {
+			if w.Reason == fleet.WaitBudget {
+				waited = true
+			}
+			cancel()
+		}
+		err := ask(ctx, g)
+		cancel()
+		switch {
+		case err == nil && !waited:
+			went++
+		case waited && errors.Is(err, context.Canceled):
+		default:
+			t.Fatalf("request: %v (waited %v)", err, waited)
+		}
+	}
+	if went != 1 {
+		t.Errorf("%d requests went at once after a quiet window, want the burst of 1", went)
+	}
+	if n := len(fake.Requests()); n != 2 {
+		t.Errorf("%d requests reached the provider, want 2", n)
+	}
+}
+
+// held is a provider whose requests wait for release before they go on to
+// the real one, so a test can hold the breaker's probe in flight.
+type held struct {
+	llm.Provider
+	entered, release chan struct{}
+}
+
+func (h *held) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
+	close(h.entered)
+	select {
+	case <-h.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return h.Provider.Stream(ctx, req)
+}
+
+// TestBreakerWaitersGoWhenProbeCloses: agents waiting on another agent's
+// probe go within a re-ask of the probe's success. Bug caught: waiters
+// sleeping the whole 30 s probe lease instead of re-asking every 250 ms
+// (TestBreaker still passes on it, only 50× slower). The bound, 5 s, is
+// generous for a loaded machine and far below the lease.
+func TestBreakerWaitersGoWhenProbeCloses(t *testing.T) {
+	rs := redistest.Start(t)
+	down := llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.ServerError}
+	fake := llmtest.NewServer(t, down, down, down, llmtest.Step{Text: "ok"})
+	br := fleet.Breaker{Failures: 3, Window: 10 * time.Second, Open: 50 * time.Millisecond}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for range 3 {
+		g := gate(open(t, rs.URL, nil), fake, key1)
+		g.Breaker = br
+		if err := ask(ctx, g); err == nil {
+			t.Fatal("want a 500")
+		}
+	}
+	probe := gate(open(t, rs.URL, nil), fake, key1)
+	probe.Breaker = br
+	h := &held{Provider: probe.Provider, entered: make(chan struct{}), release: make(chan struct{})}
+	probe.Provider = h
+	probed := make(chan error, 1)
+	go func() { probed <- ask(ctx, probe) }()
+	select { // the probe holds the breaker's lease
+	case <-h.entered:
+	case <-ctx.Done():
+		t.Fatal("the probe never went")
+	}
+
+	var waiting sync.WaitGroup
+	waiting.Add(3)
+	var wg sync.WaitGroup
+	done := make([]time.Time, 3)
+	for i := range 3 {
+		g := gate(open(t, rs.URL, nil), fake, key1)
+		g.Breaker = br
+		var once sync.Once
+		g.OnWait = func(w fleet.Wait) {
+			if w.Reason == fleet.WaitProbe {
+				once.Do(waiting.Done)
+			}
+		}
+		wg.Go(func() {
+			if err := ask(ctx, g); err != nil {
+				t.Error(err)
+			}
+			done[i] = time.Now()
+		})
+	}
+	// Every waiter has seen the probe in flight before it is let go.
+	seen := make(chan struct{})
+	go func() { waiting.Wait(); close(seen) }()
+	select {
+	case <-seen:
+	case <-ctx.Done():
+		t.Fatal("the waiters never waited for the probe")
+	}
+	close(h.release)
+	if err := <-probed; err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	closed := time.Now()
+	wg.Wait()
+	for i, d := range done {
+		if d.IsZero() {
+			continue // failed above
+		}
+		if late := d.Sub(closed); late > 5*time.Second {
+			t.Errorf("waiter %d went %s after the probe closed the breaker, want within a re-ask (250ms)", i, late)
+		}
+	}
+	if n := len(fake.Requests()); n != 7 {
+		t.Errorf("%d requests, want 3 failures, the probe and 3 waiters", n)
+	}
+}
+
+// TestWindowsIgnoresNonPositiveShared: a window of 0 or below found in
+// Redis (a bad write, a hand edit) is no window, and the local store's
+// answer stands. Bug caught: any number read from Redis returned as the
+// window, hiding the local one.
+func TestWindowsIgnoresNonPositiveShared(t *testing.T) {
+	rs := redistest.Start(t)
+	w := &fleet.Windows{Fleet: open(t, rs.URL, nil), Local: &window.File{Path: window.Path(t.TempDir())}}
+	ctx := t.Context()
+	if err := w.Local.Learn(ctx, "local", "m", 8192); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	for _, v := range []string{"0", "-1", "many"} {
+		t.Run(v, func(t *testing.T) {
+			if err := rdb.Set(ctx, "rally:window:local:m", v, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := w.Window(ctx, "local", "m"); n != 8192 || err != nil {
+				t.Errorf("shared %q: window %d (%v), want the local 8192", v, n, err)
+			}
+		})
+	}
+}
