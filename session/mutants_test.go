@@ -1,0 +1,42 @@
+package session
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/rally-agent/rally/llm"
+)
+
+// TestLonePromptTooLargeWithOverhead: a prompt that fits the window by
+// itself but not with what every request carries (the system prompt and
+// tools), or not once an overflow taught that the estimate runs short, is
+// refused as too large: no call for a known window, no compaction after
+// the overflow that taught it. Bug caught (issue 30): the prompt's size
+// measured without the overhead and the calibration, so it was sent, and
+// compacted for, three times.
+func TestLonePromptTooLargeWithOverhead(t *testing.T) {
+	prompt := strings.Repeat("all work and no play ", 120) // ~630 tokens
+	t.Run("with the system prompt", func(t *testing.T) {
+		f := &fake{}
+		s, rec, stop := newSession(t, f, Config{Model: llm.Model{ID: "m", Provider: "p", ContextWindow: 1000},
+			System: strings.Repeat("you are a careful agent. ", 100)}) // ~625 tokens
+		err := s.Prompt(t.Context(), prompt, PromptOptions{})
+		stop()
+		var tl *TooLargeError
+		if !errors.As(err, &tl) || !tl.Prompt || tl.Need <= 1000 || f.calls() != 0 || len(rec.of(CompactionStart)) != 0 {
+			t.Fatalf("err %v after %d calls and %d compactions; want the prompt refused with no call", err, f.calls(), len(rec.of(CompactionStart)))
+		}
+	})
+	t.Run("calibrated", func(t *testing.T) {
+		// The provider counts the request at twice rally's estimate.
+		f := &fake{steps: []step{{err: statedOverflow(1000, 2*llm.EstimateTokens([]llm.Message{{Role: llm.User, Content: []llm.Content{llm.Text(prompt)}}}))}}}
+		s, rec, stop := newSession(t, f, Config{})
+		err := s.Prompt(t.Context(), prompt, PromptOptions{})
+		stop()
+		var tl *TooLargeError
+		if !errors.As(err, &tl) || !tl.Prompt || f.calls() != 1 || len(rec.of(CompactionStart)) != 0 {
+			t.Fatalf("err %v after %d calls and %d compactions; want the prompt refused after the one call", err, f.calls(), len(rec.of(CompactionStart)))
+		}
+	})
+}
