@@ -1,0 +1,52 @@
+//go:build unix
+
+package tool
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDenyHomeSpelling: a command naming the denied file under ~ is
+// refused. Bug caught (issue 30): the ~/ spelling dropped from the
+// mention check, so `cat ~/.rally/auth.json` ran; $HOME/… was still
+// caught, which is why TestDeny (it names the file by $RALLY_HOME) passed.
+func TestDenyHomeSpelling(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	secret := writeFile(t, home, filepath.Join(".rally", "auth.json"), `{"providers":{"x":[{"id":"a","key":"sk-secret"}]}}`)
+	b := &Bash{Dir: t.TempDir(), Deny: []string{secret}, Env: []string{"PATH=/usr/bin:/bin", "HOME=" + home}}
+	for _, command := range []string{"cat ~/.rally/auth.json", "grep -h key ~/.rally/auth.json /dev/null"} {
+		t.Run(command, func(t *testing.T) {
+			res, err := call(t, b, map[string]any{"command": command})
+			if err == nil || !strings.Contains(err.Error(), secret+" is off limits to tools") {
+				t.Fatalf("not refused (the command ran, %d bytes of output): %v", len(textOf(res)), err)
+			}
+		})
+	}
+}
+
+// TestCaptureBoundedUnderSmallWrites: output kept in memory stays within
+// twice the cap however it arrives, and what is shown is its end. Bug
+// caught (issue 30): the trim of the kept buffer lost, so 100,000 writes
+// of 64 bytes kept all 6.4 MB (only writes as large as the cap were cut).
+func TestCaptureBoundedUnderSmallWrites(t *testing.T) {
+	const max = 1024
+	c := &capture{max: max, maxLines: 1 << 30, dir: t.TempDir(), spillMax: 0}
+	line := []byte(strings.Repeat("x", 63) + "\n")
+	for range 100_000 {
+		c.Write(line)
+		if len(c.buf) > 2*max {
+			t.Fatalf("%d bytes kept in memory after %d written, want at most %d", len(c.buf), c.total, 2*max)
+		}
+	}
+	c.close()
+	body, note := c.text()
+	// The end of the output, in whole lines, nearly the cap of it (the
+	// first line kept may be cut, so it is dropped).
+	if n := len(body) / len(line); body != string(bytes.Repeat(line, n)) || len(body) < max-len(line) || note == "" {
+		t.Errorf("shown %d bytes (note %q), want the last %d bytes or so in whole lines", len(body), note, max)
+	}
+}
