@@ -3,8 +3,10 @@
 package hooks
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,5 +34,45 @@ func TestExitKillsLeftChildren(t *testing.T) {
 			}
 			assertGone(t, filepath.Join(dir, "child"))
 		})
+	}
+}
+
+// TestSampleToolResults: `rally hooks test` sends a tool start without a
+// result and an update and end with one, as the session does. Bug caught
+// (a surviving mutant): the test negated, giving the start a result and
+// the others none.
+func TestSampleToolResults(t *testing.T) {
+	for _, tt := range []struct {
+		typ    session.EventType
+		result bool
+	}{
+		{session.ToolExecutionStart, false},
+		{session.ToolExecutionUpdate, true},
+		{session.ToolExecutionEnd, true},
+	} {
+		t.Run(string(tt.typ), func(t *testing.T) {
+			e, ok := Sample(string(tt.typ))
+			if !ok || e.ToolName != "bash" || (e.Result != nil) != tt.result {
+				t.Errorf("sample tool %q, result %v; want bash, result %v", e.ToolName, e.Result != nil, tt.result)
+			}
+		})
+	}
+}
+
+// TestTailKeepsExactlyTheCap: output of exactly the cap is kept whole and
+// not marked as cut; one byte more is. Bug caught (a surviving mutant):
+// trimming at the cap, not past it, which showed "…" before an output
+// that had lost nothing.
+func TestTailKeepsExactlyTheCap(t *testing.T) {
+	for _, tt := range []struct {
+		n   int
+		cut bool
+	}{{outputCap, false}, {outputCap + 1, true}} {
+		var tl tail
+		tl.Write(bytes.Repeat([]byte("x"), tt.n))
+		s := tl.String()
+		if strings.HasPrefix(s, "…") != tt.cut || strings.Count(s, "x") != outputCap {
+			t.Errorf("%d bytes: kept %d, cut %v; want %d, cut %v", tt.n, strings.Count(s, "x"), strings.HasPrefix(s, "…"), outputCap, tt.cut)
+		}
 	}
 }
