@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rally-agent/rally/internal/proctest"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
 )
@@ -75,4 +76,32 @@ func TestTailKeepsExactlyTheCap(t *testing.T) {
 			t.Errorf("%d bytes: kept %d, cut %v; want %d, cut %v", tt.n, strings.Count(s, "x"), strings.HasPrefix(s, "…"), outputCap, tt.cut)
 		}
 	}
+}
+
+// TestCloseReportsWhatItKilled: Close past its grace reports a killed
+// hook even with nothing queued, and a Close that killed and dropped
+// nothing reports nothing. Bugs caught (surviving mutants): either half
+// of "nothing killed and nothing dropped" negated.
+func TestCloseReportsWhatItKilled(t *testing.T) {
+	t.Run("killed, none queued", func(t *testing.T) {
+		dir := t.TempDir()
+		sh := script(t, dir, "h", `echo $$ > "$1/pid"; exec sleep 60`)
+		r := New(Config{Hooks: []settings.Hook{hook(time.Minute, []string{sh, dir}, string(session.AgentSettled))}, Grace: 50 * time.Millisecond})
+		r.Handle(Source{}, Event{Type: session.AgentSettled})
+		pid := filepath.Join(dir, "pid")
+		proctest.Pid(t, pid) // the hook runs
+		err := r.Close(context.Background())
+		if err == nil || err.Error() != "hooks: killed at exit after the 50ms grace: 1 running hook(s) killed, 0 queued event(s) dropped" {
+			t.Errorf("close: %v", err)
+		}
+		assertGone(t, pid)
+	})
+	t.Run("nothing running", func(t *testing.T) {
+		r := New(Config{Hooks: []settings.Hook{hook(time.Minute, []string{"true"}, string(session.AgentSettled))}, Grace: time.Minute})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel() // the grace is cut short, and there was nothing to kill
+		if err := r.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
 }
