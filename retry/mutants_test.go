@@ -28,3 +28,43 @@ func TestClassOutOfRange(t *testing.T) {
 		})
 	}
 }
+
+// TestOverflowEdges: wordings at the edges of the overflow rules, each the
+// one case that tells a rule from a surviving mutant of it.
+func TestOverflowEdges(t *testing.T) {
+	for _, tt := range []struct {
+		name, body string
+		want       Class
+	}{
+		// A request exactly the per-minute budget fits it: it waits.
+		// Bug caught: "requested > limit" taken as "requested >= limit".
+		{"request equals the budget", "Rate limit reached for tokens per minute: Limit 6000, Used 5990, Requested 6000. Please try again in 59s.", Transient},
+		{"request over the budget", "Rate limit reached for tokens per minute: Limit 6000, Used 0, Requested 6001. Please try again in 59s.", ContextOverflow},
+		// The comparison word opens the message. Bug caught: a match at
+		// the start of the text read as no match.
+		{"comparison first", "exceeds the context size: 9000 tokens, model allows 8192", ContextOverflow},
+		// A count over a limit needs a number. Bug caught: hasDigit's
+		// range test negated or moved, which took any text for a number.
+		{"no number", "prompt exceeds the token limit", Fatal},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status := 400
+			if tt.want == Transient {
+				status = 429
+			}
+			if v := Classify(Failure{Status: status, Body: tt.body}); v.Class != tt.want {
+				t.Errorf("class %v (%s), want %v", v.Class, v.Reason, tt.want)
+			}
+		})
+	}
+}
+
+// TestHasDigit: only '0' to '9' are digits, the bytes beside them not.
+// Bug caught: either bound of the range moved by one.
+func TestHasDigit(t *testing.T) {
+	for s, want := range map[string]bool{"0": true, "9": true, "/": false, ":": false, "": false, "no digit": false, "n=5": true} {
+		if got := hasDigit(s); got != want {
+			t.Errorf("hasDigit(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
