@@ -1,6 +1,10 @@
 package retry
 
-import "testing"
+import (
+	"errors"
+	"strconv"
+	"testing"
+)
 
 // TestClassOutOfRange: a class just outside the named ones prints its
 // number and does not marshal; the first and last named ones do.
@@ -65,6 +69,33 @@ func TestHasDigit(t *testing.T) {
 	for s, want := range map[string]bool{"0": true, "9": true, "/": false, ":": false, "": false, "no digit": false, "n=5": true} {
 		if got := hasDigit(s); got != want {
 			t.Errorf("hasDigit(%q) = %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestFailureOfKeepsTheError: a Describer that leaves Err unset gets the
+// error itself, so errors.Is still reaches the cause; one that sets it
+// keeps its own. Bug caught (a surviving mutant): the nil test negated.
+func TestFailureOfKeepsTheError(t *testing.T) {
+	own := errors.New("own")
+	unset := &describing{Failure{Status: 500}}
+	if got := FailureOf(unset).Err; got != error(unset) {
+		t.Errorf("unset: Err = %v, want the error itself", got)
+	}
+	if got := FailureOf(&describing{Failure{Status: 500, Err: own}}).Err; got != own {
+		t.Errorf("set: Err = %v, want its own", got)
+	}
+}
+
+// TestFatalStatusReason: any 4xx without a better reason is named by its
+// status, 400 and 499 included. Bugs caught (surviving mutants): the
+// range's upper bound moved, and itoa's loop or digit arithmetic broken,
+// which named every status "http 0".
+func TestFatalStatusReason(t *testing.T) {
+	for _, status := range []int{400, 418, 499} {
+		want := "fatal: http " + strconv.Itoa(status)
+		if v := Classify(Failure{Status: status, Body: "no"}); v.Class != Fatal || v.Reason != want {
+			t.Errorf("%d: %v %q, want fatal %q", status, v.Class, v.Reason, want)
 		}
 	}
 }
