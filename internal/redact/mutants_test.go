@@ -58,3 +58,22 @@ func TestHeaderEverySecretValue(t *testing.T) {
 		t.Error("a header without a secret was copied")
 	}
 }
+
+// TestKeyShapedEdges: a key-shaped token right after a prefix too short
+// to be one, and tokens holding 'z' and 'Z', the last letters of the key
+// alphabet, are redacted. Bugs caught (surviving mutants): the scan
+// skipping the byte after a short run, and the letter ranges ending one
+// short, which cut a key at its first z.
+func TestKeyShapedEdges(t *testing.T) {
+	for _, tt := range []struct{ name, in, want string }{
+		{"after a short run", "sk-1 sk-qwertyuiop", "sk-1 [redacted]"},
+		{"lower z", "x sk-zzzzzzzzzz y", "x [redacted] y"},
+		{"upper Z", "x sk-ZZZZZZZZZZ y", "x [redacted] y"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Secrets(tt.in); got != tt.want {
+				t.Errorf("Secrets(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
