@@ -1,9 +1,11 @@
 package auth
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestLoadBlankIsEmpty: an auth.json that is empty or only whitespace
@@ -20,5 +22,20 @@ func TestLoadBlankIsEmpty(t *testing.T) {
 		if err != nil || f.Providers == nil || len(f.Providers) != 0 {
 			t.Errorf("Load(%q) = %+v, %v; want an empty file", body, f, err)
 		}
+	}
+}
+
+// TestFallbackSkipsTheFailedModel: a fallback list naming the model that
+// just failed moves past it to the next one. Bug caught (surviving
+// mutants): either half of "same provider and same model" negated, which
+// "fell back" to the failing model itself on a transient failure (on a
+// usage limit its blocked key hid the bug).
+func TestFallbackSkipsTheFailedModel(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t, "openai/m", "backup/m2")
+	rot := r.rotation()
+	start := must2(rot.Start(ctx, "openai", "m"))
+	if got := describe(rot.Switch(ctx, start, report(overloaded(), 5*time.Hour))); got != "backup/m2 backup/m2 3333" {
+		t.Errorf("switch %s, want backup/m2", got)
 	}
 }
