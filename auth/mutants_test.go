@@ -2,8 +2,10 @@ package auth
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -37,5 +39,46 @@ func TestFallbackSkipsTheFailedModel(t *testing.T) {
 	start := must2(rot.Start(ctx, "openai", "m"))
 	if got := describe(rot.Switch(ctx, start, report(overloaded(), 5*time.Hour))); got != "backup/m2 backup/m2 3333" {
 		t.Errorf("switch %s, want backup/m2", got)
+	}
+}
+
+// TestRotationWarnsOnlyOnTrouble: a store that is down is warned about,
+// once for the mark it cannot record and once for the marks it cannot
+// read; a working store and provider give no warning, only the mark's
+// note. Bugs caught (surviving mutants): each of the three error tests
+// negated, which warned on success and stayed silent on failure.
+func TestRotationWarnsOnlyOnTrouble(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name       string
+		down       bool
+		want, none []string
+	}{
+		{"store down", true, []string{"cannot record usage-limit mark", "cannot read usage-limit marks"}, []string{"credential blocked by a usage limit", "auth: credentials"}},
+		{"store up", false, []string{"credential blocked by a usage limit"}, []string{"cannot record", "cannot read", "auth: credentials"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newRig(t)
+			if tt.down {
+				r.cfg.Marks = failing{}
+			}
+			var logs strings.Builder
+			r.cfg.Log = slog.New(slog.NewTextHandler(&logs, nil))
+			rot := r.rotation()
+			a := must2(rot.Start(ctx, "openai", "m"))
+			if got := describe(rot.Switch(ctx, a, report(usageLimit("limit"), time.Hour))); got != "b openai/m 2222" {
+				t.Fatalf("switch %s", got)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(logs.String(), w) {
+					t.Errorf("log lacks %q:\n%s", w, logs.String())
+				}
+			}
+			for _, w := range tt.none {
+				if strings.Contains(logs.String(), w) {
+					t.Errorf("log has %q:\n%s", w, logs.String())
+				}
+			}
+		})
 	}
 }
