@@ -4,6 +4,7 @@ package tool
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,4 +50,57 @@ func TestCaptureBoundedUnderSmallWrites(t *testing.T) {
 	if n := len(body) / len(line); body != string(bytes.Repeat(line, n)) || len(body) < max-len(line) || note == "" {
 		t.Errorf("shown %d bytes (note %q), want the last %d bytes or so in whole lines", len(body), note, max)
 	}
+}
+
+// TestCaptureSpillEdges: the saved file at the edges of its rules. Bugs
+// caught (surviving mutants): the bound on the saved file not counting
+// what earlier writes saved; an output of exactly the line cap plus an
+// unfinished line never saved; and the saved file of an output that fits
+// after all (exactly the byte and line caps) left behind in the temp dir.
+func TestCaptureSpillEdges(t *testing.T) {
+	saved := func(t *testing.T, dir string) []string {
+		t.Helper()
+		files, err := filepath.Glob(filepath.Join(dir, "rally-bash-*.out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return files
+	}
+	t.Run("bounded across writes", func(t *testing.T) {
+		dir := t.TempDir()
+		c := &capture{max: 4, maxLines: 10, dir: dir, spillMax: 6}
+		for _, w := range []string{"0123", "4567", "89"} {
+			c.Write([]byte(w))
+		}
+		c.close()
+		files := saved(t, dir)
+		if len(files) != 1 {
+			t.Fatalf("saved files %v", files)
+		}
+		if b, _ := os.ReadFile(files[0]); string(b) != "012345" {
+			t.Errorf("saved %q, want the first 6 bytes", b)
+		}
+	})
+	t.Run("line cap and an unfinished line", func(t *testing.T) {
+		dir := t.TempDir()
+		c := &capture{max: 1 << 10, maxLines: 3, dir: dir, spillMax: DefaultSpillBytes}
+		for _, w := range []string{"a\n", "b\n", "c\n", "d"} {
+			c.Write([]byte(w))
+		}
+		c.close()
+		if _, note := c.text(); !strings.Contains(note, "The whole output is saved in") {
+			t.Errorf("note %q, want the saved file named", note)
+		}
+	})
+	t.Run("fits exactly", func(t *testing.T) {
+		dir := t.TempDir()
+		c := &capture{max: 8, maxLines: 2, dir: dir, spillMax: DefaultSpillBytes}
+		c.Write([]byte("abc\n"))
+		c.Write([]byte("def\n"))
+		c.close()
+		body, note := c.text()
+		if files := saved(t, dir); body != "abc\ndef\n" || note != "" || len(files) != 0 {
+			t.Errorf("body %q, note %q, files %v; want the whole output and no file", body, note, files)
+		}
+	})
 }
