@@ -104,3 +104,29 @@ func TestCaptureSpillEdges(t *testing.T) {
 		}
 	})
 }
+
+// TestCaptureCutAtALine: a cut output starts after the first newline of
+// the part kept when that newline is in its first 1 KB and is not its
+// last byte. Bugs caught (surviving mutants): a newline at the very start
+// kept, one at exactly 1 KB taken as near, and one at the very end
+// cutting the shown output to nothing.
+func TestCaptureCutAtALine(t *testing.T) {
+	for _, tt := range []struct {
+		name, out, want string
+		max             int
+	}{
+		{"newline first", "abcde\nxyz", "xyz", 4},
+		{"newline last", "abcdefg\n", "efg\n", 4},
+		{"newline at 1 KB", strings.Repeat("a", 1000) + strings.Repeat("b", 1024) + "\n" + strings.Repeat("c", 975), strings.Repeat("b", 1024) + "\n" + strings.Repeat("c", 975), 2000},
+		{"newline before 1 KB", strings.Repeat("a", 1000) + strings.Repeat("b", 1023) + "\n" + strings.Repeat("c", 976), strings.Repeat("c", 976), 2000},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &capture{max: tt.max, maxLines: 1 << 20, dir: t.TempDir(), spillMax: DefaultSpillBytes}
+			c.Write([]byte(tt.out))
+			c.close()
+			if body, _ := c.text(); body != tt.want {
+				t.Errorf("body %q (%d bytes), want %d bytes", body[:min(len(body), 20)], len(body), len(tt.want))
+			}
+		})
+	}
+}
