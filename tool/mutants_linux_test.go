@@ -53,3 +53,19 @@ func killPending(t *testing.T, pid int) bool {
 	t.Fatal("no ShdPnd in /proc status")
 	return false
 }
+
+// TestCaptureFullDisk: a saved file that cannot be written (a full disk)
+// is reported as lost, with the reason. Bug caught (a surviving mutant):
+// the first write error not recorded, so the note said nothing of it.
+func TestCaptureFullDisk(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	c := &capture{max: 4, maxLines: 10, spillMax: 100, file: full}
+	c.Write([]byte("0123456789"))
+	c.close()
+	if _, note := c.text(); !strings.Contains(note, "could not be saved") || !strings.Contains(note, "no space left on device") {
+		t.Errorf("note %q, want the full disk named", note)
+	}
+}
