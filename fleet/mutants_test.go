@@ -194,3 +194,32 @@ func TestWindowsIgnoresNonPositiveShared(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenURLForms: rediss:// is accepted as redis:// is (Open does not
+// dial), and the password may come from the URL or from Config.Password.
+// Bugs caught (surviving mutants): the scheme test negated in part, which
+// refused rediss://, and Config.Password applied when empty, which wiped
+// the URL's password.
+func TestOpenURLForms(t *testing.T) {
+	f, err := fleet.Open(fleet.Config{URL: "rediss://cache.example:6380"})
+	if err != nil {
+		t.Fatalf("rediss: %v", err)
+	}
+	f.Close()
+	rs := redistest.Start(t, "--requirepass", "pw-fleet")
+	for _, cfg := range []fleet.Config{
+		{URL: "redis://:pw-fleet@" + rs.Addr},
+		{URL: rs.URL, Password: "pw-fleet"},
+	} {
+		cfg.Timeout = 2 * time.Second
+		f, err := fleet.Open(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		w := &fleet.Windows{Fleet: f}
+		if err := w.Learn(t.Context(), "p", "m", 1000); err != nil {
+			t.Errorf("password from the URL %v, from the config %v: %v", cfg.Password == "", cfg.Password != "", err)
+		}
+	}
+}
