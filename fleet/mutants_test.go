@@ -19,6 +19,21 @@ import (
 // These tests each catch one small bug that the rest of the suite let
 // through (issue 30); the bug is named in each test's comment.
 
+// steady connects a Fleet that stays in shared mode under load: a
+// 200 ms call is possible on a busy 2-core machine under -race, and a
+// fleet gone local lets every request go, which these tests would read as
+// the bug. Leaving shared mode fails the test.
+func steady(t *testing.T, url string) *fleet.Fleet {
+	t.Helper()
+	f, err := fleet.Open(fleet.Config{URL: url, Timeout: 2 * time.Second, Reconnect: 50 * time.Millisecond,
+		Warn: func(w string) { t.Errorf("fleet left shared mode: %s", w) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 // TestBudgetIdleBucketCappedAtBurst: after a quiet spell the bucket holds
 // its burst, not everything the spell would have refilled. Bug caught: the
 // refill not capped at the burst, so a whole window's worth goes at once.
@@ -28,7 +43,7 @@ func TestBudgetIdleBucketCappedAtBurst(t *testing.T) {
 	rs := redistest.Start(t)
 	fake := llmtest.NewServer(t, llmtest.Step{Text: "ok"})
 	// 10 per 100 s: a burst of 1, then one request every 11 s.
-	g := gate(open(t, rs.URL, nil), fake, key1)
+	g := gate(steady(t, rs.URL), fake, key1)
 	g.Budget = fleet.Budget{Requests: 10, Window: 100 * time.Second}
 	if err := ask(t.Context(), g); err != nil {
 		t.Fatal(err)
@@ -105,13 +120,13 @@ func TestBreakerWaitersGoWhenProbeCloses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	for range 3 {
-		g := gate(open(t, rs.URL, nil), fake, key1)
+		g := gate(steady(t, rs.URL), fake, key1)
 		g.Breaker = br
 		if err := ask(ctx, g); err == nil {
 			t.Fatal("want a 500")
 		}
 	}
-	probe := gate(open(t, rs.URL, nil), fake, key1)
+	probe := gate(steady(t, rs.URL), fake, key1)
 	probe.Breaker = br
 	h := &held{Provider: probe.Provider, entered: make(chan struct{}), release: make(chan struct{})}
 	probe.Provider = h
@@ -128,7 +143,7 @@ func TestBreakerWaitersGoWhenProbeCloses(t *testing.T) {
 	var wg sync.WaitGroup
 	done := make([]time.Time, 3)
 	for i := range 3 {
-		g := gate(open(t, rs.URL, nil), fake, key1)
+		g := gate(steady(t, rs.URL), fake, key1)
 		g.Breaker = br
 		var once sync.Once
 		g.OnWait = func(w fleet.Wait) {
@@ -176,7 +191,7 @@ func TestBreakerWaitersGoWhenProbeCloses(t *testing.T) {
 // window, hiding the local one.
 func TestWindowsIgnoresNonPositiveShared(t *testing.T) {
 	rs := redistest.Start(t)
-	w := &fleet.Windows{Fleet: open(t, rs.URL, nil), Local: &window.File{Path: window.Path(t.TempDir())}}
+	w := &fleet.Windows{Fleet: steady(t, rs.URL), Local: &window.File{Path: window.Path(t.TempDir())}}
 	ctx := t.Context()
 	if err := w.Local.Learn(ctx, "local", "m", 8192); err != nil {
 		t.Fatal(err)
