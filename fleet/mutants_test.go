@@ -238,3 +238,63 @@ func TestOpenURLForms(t *testing.T) {
 		}
 	}
 }
+
+// TestGateRouteAndTokens: the Gate's Model names its route (the
+// request's model only when it has none), a token budget charges the
+// estimate, and a success clears the failures the breaker counted. Bugs
+// caught (surviving mutants): the model test negated, the estimate never
+// charged, and a success on a breaker holding failures not recorded, so
+// failures either side of it added up and opened it.
+func TestGateRouteAndTokens(t *testing.T) {
+	rs := redistest.Start(t)
+	fake := llmtest.NewServer(t, llmtest.Step{Text: "ok"})
+	waitOnce := func(g *fleet.Gate) fleet.Wait {
+		t.Helper()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var w fleet.Wait
+		g.OnWait = func(got fleet.Wait) { w = got; cancel() }
+		if err := ask(ctx, g); !errors.Is(err, context.Canceled) {
+			t.Fatalf("request: %v, want it held and cancelled", err)
+		}
+		return w
+	}
+	t.Run("model", func(t *testing.T) {
+		for _, tt := range []struct{ gate, want string }{{"gate-model", "gate-model"}, {"", "m"}} {
+			g := gate(steady(t, rs.URL), fake, key2)
+			g.Model = tt.gate
+			g.Budget = fleet.Budget{Requests: 1, Window: time.Hour}
+			ask(t.Context(), g) // takes the one request
+			if w := waitOnce(g); w.Reason != fleet.WaitBudget || w.Model != tt.want {
+				t.Errorf("gate model %q: wait %+v, want a budget wait on %q", tt.gate, w, tt.want)
+			}
+			rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+			rdb.FlushAll(t.Context())
+			rdb.Close()
+		}
+	})
+	t.Run("tokens", func(t *testing.T) {
+		g := gate(steady(t, rs.URL), fake, key1)
+		g.Budget = fleet.Budget{Tokens: 1000, Window: time.Hour} // a burst of 100 tokens
+		g.Estimate = func(*llm.Request) int { return 60 }
+		if err := ask(t.Context(), g); err != nil {
+			t.Fatal(err)
+		}
+		if w := waitOnce(g); w.Reason != fleet.WaitBudget {
+			t.Errorf("second 60-token request: wait %+v, want a budget wait", w)
+		}
+	})
+	t.Run("success clears failures", func(t *testing.T) {
+		down := llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.ServerError}
+		flaky := llmtest.NewServer(t, down, down, llmtest.Step{Text: "ok"}, down, down, llmtest.Step{Text: "ok"})
+		g := gate(steady(t, rs.URL), flaky, key1)
+		g.Breaker = fleet.Breaker{Failures: 3, Window: time.Hour, Open: time.Hour}
+		g.OnWait = func(w fleet.Wait) { t.Errorf("waited: %v (the breaker opened on failures a success had cleared)", w) }
+		for i := range 6 {
+			err := ask(t.Context(), g)
+			if ok := i == 2 || i == 5; (err == nil) != ok {
+				t.Fatalf("request %d: %v", i, err)
+			}
+		}
+	})
+}
