@@ -130,3 +130,15 @@ func TestCaptureCutAtALine(t *testing.T) {
 		})
 	}
 }
+
+// TestCaptureLineCapWithEmptyLines: the line cap counts an empty line as
+// a line. Bug caught (a surviving mutant): an empty line taken for the
+// end of the output, which showed nothing of an output cut by lines.
+func TestCaptureLineCapWithEmptyLines(t *testing.T) {
+	c := &capture{max: 1 << 10, maxLines: 2, dir: t.TempDir(), spillMax: DefaultSpillBytes}
+	c.Write([]byte("a\n\nb\nc\n"))
+	c.close()
+	if body, _ := c.text(); body != "b\nc\n" {
+		t.Errorf("body %q, want the last 2 lines", body)
+	}
+}
