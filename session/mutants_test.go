@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/tool"
 )
 
 // TestLonePromptTooLargeWithOverhead: a prompt that fits the window by
@@ -39,4 +40,33 @@ func TestLonePromptTooLargeWithOverhead(t *testing.T) {
 			t.Fatalf("err %v after %d calls and %d compactions; want the prompt refused after the one call", err, f.calls(), len(rec.of(CompactionStart)))
 		}
 	})
+}
+
+// TestOverheadCountsSystemAndTools: what every request carries is the
+// system prompt and each tool's name, description and schema, plus a few
+// characters of framing per tool, at four characters a token, rounded up.
+// Bugs caught (surviving mutants): any of the parts subtracted instead of
+// added, and the rounding turned into a cut (the lone-prompt test above
+// only needs the overhead to be large).
+func TestOverheadCountsSystemAndTools(t *testing.T) {
+	system := strings.Repeat("s", 401)
+	c := &counter{}
+	sp := c.Spec()
+	chars := len(system) + 2*(len(sp.Name)+len(sp.Description)+len(sp.Parameters)+16)
+	for _, tt := range []struct {
+		name   string
+		cfg    Config
+		tokens int
+	}{
+		{"system prompt", Config{System: system}, (len(system) + 3) / 4},
+		{"system prompt and two tools", Config{System: system, Tools: []tool.Tool{c, c}}, (chars + 3) / 4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, stop := newSession(t, &fake{}, tt.cfg)
+			defer stop()
+			if got := s.overhead(); got != tt.tokens {
+				t.Errorf("overhead %d tokens, want %d", got, tt.tokens)
+			}
+		})
+	}
 }
