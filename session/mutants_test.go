@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/tool"
 )
 
@@ -66,6 +67,37 @@ func TestOverheadCountsSystemAndTools(t *testing.T) {
 			defer stop()
 			if got := s.overhead(); got != tt.tokens {
 				t.Errorf("overhead %d tokens, want %d", got, tt.tokens)
+			}
+		})
+	}
+}
+
+// TestCalibrateFromCountedContext: an overflow that states the request's
+// size teaches the ratio of the uncounted part (what came after the last
+// counted answer) to its estimate; with nothing uncounted there is
+// nothing to learn. Bugs caught (surviving mutants): the counted part
+// added instead of subtracted, and an empty estimate divided by.
+func TestCalibrateFromCountedContext(t *testing.T) {
+	q := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text("question")}}
+	answer := llm.Message{Role: llm.Assistant, StopReason: llm.Stop, Usage: &llm.Usage{Input: 100, Output: 10},
+		Content: []llm.Content{llm.Text("answer")}}
+	next := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(strings.Repeat("x", 400))}}
+	est := llm.EstimateTokens([]llm.Message{next})
+	for _, tt := range []struct {
+		name      string
+		sent      []llm.Message
+		requested int
+		want      float64
+	}{
+		{"twice the estimate", []llm.Message{q, answer, next}, 110 + 2*est, 2},
+		{"nothing uncounted", []llm.Message{q, answer}, 500, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, _, stop := newSession(t, &fake{}, Config{})
+			defer stop()
+			s.calibrate(tt.sent, retry.Report{Requested: tt.requested})
+			if s.scale != tt.want {
+				t.Errorf("scale %v, want %v", s.scale, tt.want)
 			}
 		})
 	}
