@@ -12,6 +12,7 @@ import (
 	"github.com/rally-agent/rally/fleet/redistest"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llmtest"
+	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/window"
 	"github.com/redis/go-redis/v9"
 )
@@ -297,4 +298,30 @@ func TestGateRouteAndTokens(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestBreakerLongerThanMaxWaitFailsAtOnce: a breaker open longer than
+// MaxWait fails the request at once with a 503 naming the time left, as a
+// cooldown does with its status. Bug caught (a surviving mutant): the
+// breaker left out of that rule, so the request sat out the whole hour.
+func TestBreakerLongerThanMaxWaitFailsAtOnce(t *testing.T) {
+	rs := redistest.Start(t)
+	down := llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.ServerError}
+	fake := llmtest.NewServer(t, down)
+	g := gate(steady(t, rs.URL), fake, key1)
+	g.Breaker = fleet.Breaker{Failures: 3, Window: time.Hour, Open: time.Hour}
+	g.MaxWait = time.Second
+	for range 3 {
+		ask(t.Context(), g)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	err := ask(ctx, g)
+	var ae *llm.APIError
+	if !errors.As(err, &ae) || ae.StatusCode != 503 || retry.Hint(retry.FailureOf(err), time.Now()) < 50*time.Minute {
+		t.Fatalf("request with the breaker open an hour: %v, want a local 503 with the time left", err)
+	}
+	if n := len(fake.Requests()); n != 3 {
+		t.Errorf("%d requests reached the provider, want the 3 failures", n)
+	}
 }
