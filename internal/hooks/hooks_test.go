@@ -252,7 +252,9 @@ func TestFailureIsLoggedAndReported(t *testing.T) {
 // child it started.
 func TestTimeoutKillsTheGroup(t *testing.T) {
 	dir := t.TempDir()
-	sh := script(t, dir, "h", `sleep 10 & echo $! > "$1/child"; wait`)
+	// The child outlives proctest.Dead's 10 s wait by far, so it is gone
+	// only if the group was killed.
+	sh := script(t, dir, "h", `sleep 60 & echo $! > "$1/child"; wait`)
 	r := New(Config{Hooks: []settings.Hook{hook(200*time.Millisecond, []string{sh, dir}, string(session.AgentSettled))}})
 	defer r.Close(context.Background())
 	res := r.Test(context.Background(), Source{}, session.AgentSettledEvent{})
