@@ -194,20 +194,25 @@ func TestWindowsIgnoresNonPositiveShared(t *testing.T) {
 	rs := redistest.Start(t)
 	w := &fleet.Windows{Fleet: steady(t, rs.URL), Local: &window.File{Path: window.Path(t.TempDir())}}
 	ctx := t.Context()
-	if err := w.Local.Learn(ctx, "local", "m", 8192); err != nil {
+	if err := w.Local.Learn(ctx, "local", "", "m", 8192); err != nil {
 		t.Fatal(err)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
 	defer rdb.Close()
 	for _, v := range []string{"0", "-1", "many"} {
 		t.Run(v, func(t *testing.T) {
-			if err := rdb.Set(ctx, "rally:window:local:m", v, 0).Err(); err != nil {
+			if err := rdb.Set(ctx, "rally:window:local::m", v, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
-			if n, err := w.Window(ctx, "local", "m"); n != 8192 || err != nil {
+			if n, err := w.Window(ctx, "local", "", "m"); n != 8192 || err != nil {
 				t.Errorf("shared %q: window %d (%v), want the local 8192", v, n, err)
 			}
 		})
+	}
+	// The key above is the one Window reads: a plausible shared window wins.
+	rdb.Set(ctx, "rally:window:local::m", "16384", 0)
+	if n, _ := w.Window(ctx, "local", "", "m"); n != 16384 {
+		t.Fatalf("a shared 16384 read as %d: the test's key is not the fleet's", n)
 	}
 }
 
@@ -234,7 +239,7 @@ func TestOpenURLForms(t *testing.T) {
 		}
 		t.Cleanup(func() { f.Close() })
 		w := &fleet.Windows{Fleet: f}
-		if err := w.Learn(t.Context(), "p", "m", 1000); err != nil {
+		if err := w.Learn(t.Context(), "p", "", "m", 1000); err != nil {
 			t.Errorf("password from the URL %v, from the config %v: %v", cfg.Password == "", cfg.Password != "", err)
 		}
 	}
@@ -264,7 +269,9 @@ func TestGateRouteAndTokens(t *testing.T) {
 		for _, tt := range []struct{ gate, want string }{{"gate-model", "gate-model"}, {"", "m"}} {
 			g := gate(steady(t, rs.URL), fake, key2)
 			g.Model = tt.gate
-			g.Budget = fleet.Budget{Requests: 1, Window: time.Hour}
+			// A window short enough that the wait stays under the Gate's
+			// longest (maxDelayMs): a longer one fails at once instead.
+			g.Budget = fleet.Budget{Requests: 1, Window: 30 * time.Second}
 			ask(t.Context(), g) // takes the one request
 			if w := waitOnce(g); w.Reason != fleet.WaitBudget || w.Model != tt.want {
 				t.Errorf("gate model %q: wait %+v, want a budget wait on %q", tt.gate, w, tt.want)
@@ -276,7 +283,7 @@ func TestGateRouteAndTokens(t *testing.T) {
 	})
 	t.Run("tokens", func(t *testing.T) {
 		g := gate(steady(t, rs.URL), fake, key1)
-		g.Budget = fleet.Budget{Tokens: 1000, Window: time.Hour} // a burst of 100 tokens
+		g.Budget = fleet.Budget{Tokens: 1000, Window: 30 * time.Second} // a burst of 100 tokens
 		g.Estimate = func(*llm.Request) int { return 60 }
 		if err := ask(t.Context(), g); err != nil {
 			t.Fatal(err)

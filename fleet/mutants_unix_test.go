@@ -30,10 +30,10 @@ func TestConfigDefaultsAndTimeout(t *testing.T) {
 		// A call slower than the 200 ms default is possible on a loaded
 		// machine; it goes local and reconnects, so a call must answer
 		// soon, never none.
-		proctest.Wait(t, "a call with the default timeout to answer", func() bool { return w.Learn(ctx, "p", "m", 1000) == nil })
+		proctest.Wait(t, "a call with the default timeout to answer", func() bool { return w.Learn(ctx, "p", "", "m", 1000) == nil })
 		rs.Pause()
 		start := time.Now()
-		w.Learn(ctx, "p", "m", 1000)
+		w.Learn(ctx, "p", "", "m", 1000)
 		if d := time.Since(start); d < fleet.DefaultTimeout || !f.Local() {
 			t.Errorf("hung redis: went local %v after %s, want after the %s default", f.Local(), d, fleet.DefaultTimeout)
 		}
@@ -50,7 +50,7 @@ func TestConfigDefaultsAndTimeout(t *testing.T) {
 		rs.Pause()
 		defer rs.Resume()
 		start := time.Now()
-		(&fleet.Windows{Fleet: f}).Learn(ctx, "p", "m", 1000)
+		(&fleet.Windows{Fleet: f}).Learn(ctx, "p", "", "m", 1000)
 		if d := time.Since(start); d < timeout {
 			t.Errorf("hung redis: gave up after %s, want the configured %s", d, timeout)
 		}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/rally-agent/rally/llm"
-	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/tool"
 )
 
@@ -26,8 +25,8 @@ func TestLonePromptTooLargeWithOverhead(t *testing.T) {
 		err := s.Prompt(t.Context(), prompt, PromptOptions{})
 		stop()
 		var tl *TooLargeError
-		if !errors.As(err, &tl) || !tl.Prompt || tl.Need <= 1000 || f.calls() != 0 || len(rec.of(CompactionStart)) != 0 {
-			t.Fatalf("err %v after %d calls and %d compactions; want the prompt refused with no call", err, f.calls(), len(rec.of(CompactionStart)))
+		if !errors.As(err, &tl) || !tl.Prompt || tl.Need <= 1000 || f.calls() != 0 || len(of[CompactionStartEvent](rec)) != 0 {
+			t.Fatalf("err %v after %d calls and %d compactions; want the prompt refused with no call", err, f.calls(), len(of[CompactionStartEvent](rec)))
 		}
 	})
 	t.Run("calibrated", func(t *testing.T) {
@@ -37,8 +36,8 @@ func TestLonePromptTooLargeWithOverhead(t *testing.T) {
 		err := s.Prompt(t.Context(), prompt, PromptOptions{})
 		stop()
 		var tl *TooLargeError
-		if !errors.As(err, &tl) || !tl.Prompt || f.calls() != 1 || len(rec.of(CompactionStart)) != 0 {
-			t.Fatalf("err %v after %d calls and %d compactions; want the prompt refused after the one call", err, f.calls(), len(rec.of(CompactionStart)))
+		if !errors.As(err, &tl) || !tl.Prompt || f.calls() != 1 || len(of[CompactionStartEvent](rec)) != 0 {
+			t.Fatalf("err %v after %d calls and %d compactions; want the prompt refused after the one call", err, f.calls(), len(of[CompactionStartEvent](rec)))
 		}
 	})
 }
@@ -67,37 +66,6 @@ func TestOverheadCountsSystemAndTools(t *testing.T) {
 			defer stop()
 			if got := s.overhead(); got != tt.tokens {
 				t.Errorf("overhead %d tokens, want %d", got, tt.tokens)
-			}
-		})
-	}
-}
-
-// TestCalibrateFromCountedContext: an overflow that states the request's
-// size teaches the ratio of the uncounted part (what came after the last
-// counted answer) to its estimate; with nothing uncounted there is
-// nothing to learn. Bugs caught (surviving mutants): the counted part
-// added instead of subtracted, and an empty estimate divided by.
-func TestCalibrateFromCountedContext(t *testing.T) {
-	q := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text("question")}}
-	answer := llm.Message{Role: llm.Assistant, StopReason: llm.Stop, Usage: &llm.Usage{Input: 100, Output: 10},
-		Content: []llm.Content{llm.Text("answer")}}
-	next := llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(strings.Repeat("x", 400))}}
-	est := llm.EstimateTokens([]llm.Message{next})
-	for _, tt := range []struct {
-		name      string
-		sent      []llm.Message
-		requested int
-		want      float64
-	}{
-		{"twice the estimate", []llm.Message{q, answer, next}, 110 + 2*est, 2},
-		{"nothing uncounted", []llm.Message{q, answer}, 500, 0},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			s, _, stop := newSession(t, &fake{}, Config{})
-			defer stop()
-			s.calibrate(tt.sent, retry.Report{Requested: tt.requested})
-			if s.scale != tt.want {
-				t.Errorf("scale %v, want %v", s.scale, tt.want)
 			}
 		})
 	}

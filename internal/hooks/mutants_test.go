@@ -29,7 +29,7 @@ func TestExitKillsLeftChildren(t *testing.T) {
 			sh := script(t, dir, "h", tt.body)
 			r := New(Config{Hooks: []settings.Hook{hook(30*time.Second, []string{sh, dir}, string(session.AgentSettled))}})
 			defer r.Close(context.Background())
-			res := r.Test(context.Background(), Source{}, Event{Type: session.AgentSettled})
+			res := r.Test(context.Background(), Source{}, session.AgentSettledEvent{})
 			if len(res) != 1 || res[0].Err != nil || res[0].ExitCode != 0 {
 				t.Fatalf("results %+v, want one clean exit", res)
 			}
@@ -53,8 +53,18 @@ func TestSampleToolResults(t *testing.T) {
 	} {
 		t.Run(string(tt.typ), func(t *testing.T) {
 			e, ok := Sample(string(tt.typ))
-			if !ok || e.ToolName != "bash" || (e.Result != nil) != tt.result {
-				t.Errorf("sample tool %q, result %v; want bash, result %v", e.ToolName, e.Result != nil, tt.result)
+			var name string
+			var result bool
+			switch e := e.(type) {
+			case session.ToolExecutionStartEvent:
+				name = e.ToolName
+			case session.ToolExecutionUpdateEvent:
+				name, result = e.ToolName, e.PartialResult != nil
+			case session.ToolExecutionEndEvent:
+				name, result = e.ToolName, e.Result != nil
+			}
+			if !ok || name != "bash" || result != tt.result {
+				t.Errorf("sample tool %q, result %v; want bash, result %v", name, result, tt.result)
 			}
 		})
 	}
@@ -87,7 +97,7 @@ func TestCloseReportsWhatItKilled(t *testing.T) {
 		dir := t.TempDir()
 		sh := script(t, dir, "h", `echo $$ > "$1/pid"; exec sleep 60`)
 		r := New(Config{Hooks: []settings.Hook{hook(time.Minute, []string{sh, dir}, string(session.AgentSettled))}, Grace: 50 * time.Millisecond})
-		r.Handle(Source{}, Event{Type: session.AgentSettled})
+		r.Handle(Source{}, session.AgentSettledEvent{})
 		pid := filepath.Join(dir, "pid")
 		proctest.Pid(t, pid) // the hook runs
 		err := r.Close(context.Background())
