@@ -19,7 +19,9 @@ func TestCountdownTicksWhenTheNumberChanges(t *testing.T) {
 		m, f := testModel(t, Options{})
 		startRun(t, m, f, "What does rally do?", "")
 		start := time.Now()
-		cmd := ev(m, retryStartMsg{attempt: 1, max: 3, at: start, until: start.Add(2500 * time.Millisecond), err: err503, class: "transient"})
+		// handle, not ev: an event's command also reads the session's
+		// State (a batch); the countdown's tick is handle's own.
+		cmd := m.handle(retryStartMsg{attempt: 1, max: 3, at: start, until: start.Add(2500 * time.Millisecond), err: err503, class: "transient"})
 		if !strings.Contains(screen(m), "Retrying (1/3) in 3s…") {
 			t.Fatalf("no loader at 3s:\n%s", screen(m))
 		}
