@@ -1,14 +1,9 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/rally-agent/rally/llmtest"
 )
@@ -22,10 +17,7 @@ func acpScenarios(t *testing.T, agent string, env ...string) map[string]any {
 	t.Helper()
 	node, sdkDir := nodePackage(t, "ACP_SDK_DIR", "dist/v1/stable/acp.js",
 		"npm install --prefix /tmp/acp @agentclientprotocol/sdk@2.4.0 and set ACP_SDK_DIR=/tmp/acp/node_modules/@agentclientprotocol/sdk")
-	testdata, err := filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
+	testdata := testdataDir(t)
 	isolate(t)
 	project := func(settings string) string {
 		dir := t.TempDir()
@@ -44,27 +36,14 @@ func acpScenarios(t *testing.T, agent string, env ...string) map[string]any {
 	)
 	toolDir := project(`{"tools":{"confirm":["bash"]}}`)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(testdata, "acp-client.mjs"))
-	cmd.Env = append(os.Environ(),
-		"AGENT="+agent, "ACP_SDK_DIR="+sdkDir,
-		"RALLY_TEST_AS_MAIN=1", "RALLY_BIN="+os.Args[0], "DEFAULT_TEXT="+llmtest.DefaultText,
-		"PLAIN_DIR="+project(`{}`), "PLAIN_URL="+plain.URL+"/v1",
-		"RETRY_DIR="+project(`{"retry":{"baseDelayMs":1}}`), "RETRY_URL="+retried.URL+"/v1",
-		"SLOW_DIR="+project(`{"retry":{"baseDelayMs":5000}}`), "SLOW_URL="+slow.URL+"/v1",
-		"TOOL_DIR="+toolDir, "TOOL_URL="+tools.URL+"/v1",
-	)
-	cmd.Env = append(cmd.Env, env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s against the ACP SDK client: %v\n%s", agent, err, out)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	res := map[string]any{}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || res["ok"] != true {
-		t.Fatalf("result %q: %v\n%s", lines[len(lines)-1], err, out)
-	}
+	runNode(t, node, filepath.Join(testdata, "acp-client.mjs"), &res, append([]string{
+		"AGENT=" + agent, "ACP_SDK_DIR=" + sdkDir, "DEFAULT_TEXT=" + llmtest.DefaultText,
+		"PLAIN_DIR=" + project(`{}`), "PLAIN_URL=" + plain.URL + "/v1",
+		"RETRY_DIR=" + project(`{"retry":{"baseDelayMs":1}}`), "RETRY_URL=" + retried.URL + "/v1",
+		"SLOW_DIR=" + project(`{"retry":{"baseDelayMs":5000}}`), "SLOW_URL=" + slow.URL + "/v1",
+		"TOOL_DIR=" + toolDir, "TOOL_URL=" + tools.URL + "/v1",
+	}, env...)...)
 	if n := len(slow.Requests()); n != 1 {
 		t.Errorf("the cancelled backoff was followed by %d requests in all, want the first one only", n)
 	}
@@ -88,9 +67,8 @@ func TestACPClient(t *testing.T) {
 // TestPiACP runs the same scenarios through the published pi-acp adapter
 // (PI_ACP_BIN), which spawns rally as its `pi --mode rpc --no-themes`.
 func TestPiACP(t *testing.T) {
-	node, dir := nodePackage(t, "PI_ACP_DIR", "dist/index.js",
+	_, dir := nodePackage(t, "PI_ACP_DIR", "dist/index.js",
 		"npm install --prefix /tmp/acp pi-acp@0.0.34 and set PI_ACP_DIR=/tmp/acp/node_modules/pi-acp")
-	_ = node
 	wrapper := filepath.Join(t.TempDir(), "pi")
 	script := "#!/bin/sh\nRALLY_TEST_AS_MAIN=1 exec \"" + os.Args[0] + "\" \"$@\" $RALLY_FLAGS\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {

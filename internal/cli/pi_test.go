@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -15,28 +13,7 @@ import (
 // is skipped, except in CI (CI=true), where that is a failure.
 func piNode(t *testing.T, file string) (node, testdata string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	pkg := os.Getenv("PI_CODING_AGENT_DIR")
-	missing := ""
-	switch {
-	case err != nil:
-		missing = "node is not installed"
-	case pkg == "":
-		missing = "PI_CODING_AGENT_DIR is not set"
-	default:
-		if _, err := os.Stat(filepath.Join(pkg, "dist", filepath.FromSlash(file))); err != nil {
-			missing = "no " + file + " in PI_CODING_AGENT_DIR: " + err.Error()
-		}
-	}
-	if missing != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("the pi compatibility test cannot run in CI: %s (see .ci/run)", missing)
-		}
-		t.Skipf("%s; install it with: npm install --prefix /tmp/pi @mariozechner/pi-coding-agent@0.73.1 and set PI_CODING_AGENT_DIR=/tmp/pi/node_modules/@mariozechner/pi-coding-agent", missing)
-	}
-	testdata, err = filepath.Abs("testdata")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return node, testdata
+	node, _ = nodePackage(t, "PI_CODING_AGENT_DIR", filepath.Join("dist", filepath.FromSlash(file)),
+		"npm install --prefix /tmp/pi @mariozechner/pi-coding-agent@0.73.1 and set PI_CODING_AGENT_DIR=/tmp/pi/node_modules/@mariozechner/pi-coding-agent")
+	return node, testdataDir(t)
 }

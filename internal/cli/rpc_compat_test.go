@@ -1,14 +1,9 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/rally-agent/rally/llmtest"
 )
@@ -33,29 +28,15 @@ func TestPiRpcClient(t *testing.T) {
 	overflow := llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overflow}
 	over := llmtest.NewServer(t, llmtest.Step{Text: "first answer"}, overflow, llmtest.Step{Text: "## Goal\nsummary"}, overflow, llmtest.Step{Text: "never"})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(testdata, "pi-compat.mjs"))
-	cmd.Env = append(os.Environ(),
-		"RALLY_TEST_AS_MAIN=1",
-		"RALLY_BIN="+os.Args[0],
+	var res struct {
+		AbortRetryMs float64 `json:"abortRetryMs"`
+	}
+	runNode(t, node, filepath.Join(testdata, "pi-compat.mjs"), &res,
 		"SHIM="+filepath.Join(testdata, "pi-shim.mjs"),
 		"SLOW_DIR="+project("5000"), "SLOW_URL="+slow.URL+"/v1",
 		"FAST_DIR="+project("1"), "FAST_URL="+fast.URL+"/v1",
 		"OVER_DIR="+project("1"), "OVER_URL="+over.URL+"/v1",
 	)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("pi's RpcClient against rally: %v\n%s", err, out)
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	var res struct {
-		OK           bool    `json:"ok"`
-		AbortRetryMs float64 `json:"abortRetryMs"`
-	}
-	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil || !res.OK {
-		t.Fatalf("result %q: %v\n%s", lines[len(lines)-1], err, out)
-	}
 	// The repeated overflow: the first answer, the overflow, one summary,
 	// the retried request's overflow, and nothing after it.
 	if n := len(over.Requests()); n != 4 {
