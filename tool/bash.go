@@ -106,6 +106,53 @@ func (b Bash) start(cmd *exec.Cmd) (wait func() error, err error) {
 	return cmd.Wait, cmd.Start()
 }
 
+// findShell is bash, or sh where bash is missing.
+func findShell() (string, error) {
+	if shell, err := exec.LookPath("bash"); err == nil {
+		return shell, nil
+	}
+	if shell, err := exec.LookPath("sh"); err == nil {
+		return shell, nil
+	}
+	return "", errors.New("bash: neither bash nor sh was found in PATH")
+}
+
+// launch runs `shell -c command` in dir, in a process group of its own
+// (started by start, so under the sandbox when there is one), with its
+// output captured and the group tracked in Procs, and waits for it. When
+// ctx ends the shell is killed and so is its group, children that left
+// the group's pipe alone included. It returns the finished command, its
+// output (closed) and Wait's error; startErr is a command that never ran.
+func (b Bash) launch(ctx context.Context, shell, command, dir string) (cmd *exec.Cmd, out *capture, waitErr, startErr error) {
+	out = &capture{max: b.maxOutput(), maxLines: b.maxLines(), dir: b.TempDir, spillMax: DefaultSpillBytes}
+	cmd = exec.CommandContext(ctx, shell, "-c", command)
+	cmd.Dir = dir
+	cmd.Env = b.Env
+	cmd.Stdout, cmd.Stderr = out, out // one pipe, so the two streams interleave as written
+	cmd.WaitDelay = waitDelay
+	proc.Group(cmd)
+	wait, err := b.start(cmd)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("bash: cannot start %s: %v", shell, err)
+	}
+	pid := cmd.Process.Pid
+	if b.Procs != nil && !b.Procs.start(pid) {
+		proc.KillGroup(pid)
+		wait()
+		out.close()
+		return nil, nil, nil, errors.New("bash: not run: rally is shutting down (the command was killed as it started)")
+	}
+	waitErr = wait()
+	if ctx.Err() != nil {
+		proc.KillGroup(pid)
+	}
+	if b.Procs != nil {
+		b.Procs.exited(pid)
+	}
+	out.close()
+	return cmd, out, waitErr, nil
+}
+
 func (b Bash) timeout() time.Duration {
 	if b.Timeout > 0 {
 		return b.Timeout
@@ -146,11 +193,9 @@ func (b Bash) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 			return Result{}, fmt.Errorf("bash: working directory %s does not exist or is not a directory", dir)
 		}
 	}
-	shell, err := exec.LookPath("bash")
+	shell, err := findShell()
 	if err != nil {
-		if shell, err = exec.LookPath("sh"); err != nil {
-			return Result{}, errors.New("bash: neither bash nor sh was found in PATH")
-		}
+		return Result{}, err
 	}
 	if err := deny(b.Deny).mention("bash", dir, *a.Command, b.Env); err != nil {
 		return Result{}, err
@@ -161,34 +206,10 @@ func (b Bash) Run(ctx context.Context, args json.RawMessage) (Result, error) {
 
 	run, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	out := &capture{max: b.maxOutput(), maxLines: b.maxLines(), dir: b.TempDir, spillMax: DefaultSpillBytes}
-	cmd := exec.CommandContext(run, shell, "-c", *a.Command)
-	cmd.Dir = dir
-	cmd.Env = b.Env
-	cmd.Stdout, cmd.Stderr = out, out // one pipe, so the two streams interleave as written
-	cmd.WaitDelay = waitDelay
-	proc.Group(cmd)
-	wait, err := b.start(cmd)
-	if err != nil {
-		return Result{}, fmt.Errorf("bash: cannot start %s: %v", shell, err)
+	cmd, out, err, startErr := b.launch(run, shell, *a.Command, dir)
+	if startErr != nil {
+		return Result{}, startErr
 	}
-	pid := cmd.Process.Pid
-	if b.Procs != nil && !b.Procs.start(pid) {
-		proc.KillGroup(pid)
-		wait()
-		out.close()
-		return Result{}, errors.New("bash: not run: rally is shutting down (the command was killed as it started)")
-	}
-	err = wait()
-	if run.Err() != nil {
-		// The shell is dead; children that left the group's pipe alone
-		// would survive it without this.
-		proc.KillGroup(pid)
-	}
-	if b.Procs != nil {
-		b.Procs.exited(pid)
-	}
-	out.close()
 
 	body, cut := out.text()
 	var sb strings.Builder

@@ -3,11 +3,7 @@ package tool
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os/exec"
 	"strings"
-
-	"github.com/rally-agent/rally/internal/proc"
 )
 
 // Shell is the outcome of a command the user ran themselves (RPC bash,
@@ -34,36 +30,14 @@ func (b Bash) Exec(ctx context.Context, command string) (Shell, error) {
 	if strings.TrimSpace(command) == "" {
 		return Shell{}, errors.New("bash: the command is empty")
 	}
-	shell, err := exec.LookPath("bash")
+	shell, err := findShell()
 	if err != nil {
-		if shell, err = exec.LookPath("sh"); err != nil {
-			return Shell{}, errors.New("bash: neither bash nor sh was found in PATH")
-		}
+		return Shell{}, err
 	}
-	out := &capture{max: b.maxOutput(), maxLines: b.maxLines(), dir: b.TempDir, spillMax: DefaultSpillBytes}
-	cmd := exec.CommandContext(ctx, shell, "-c", command)
-	cmd.Dir, cmd.Env = b.Dir, b.Env
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.WaitDelay = waitDelay
-	proc.Group(cmd)
-	if err := cmd.Start(); err != nil {
-		return Shell{}, fmt.Errorf("bash: cannot start %s: %v", shell, err)
+	cmd, out, _, err := b.launch(ctx, shell, command, b.Dir)
+	if err != nil {
+		return Shell{}, err
 	}
-	pid := cmd.Process.Pid
-	if b.Procs != nil && !b.Procs.start(pid) {
-		proc.KillGroup(pid)
-		cmd.Wait()
-		out.close()
-		return Shell{}, errors.New("bash: not run: rally is shutting down")
-	}
-	cmd.Wait()
-	if ctx.Err() != nil {
-		proc.KillGroup(pid)
-	}
-	if b.Procs != nil {
-		b.Procs.exited(pid)
-	}
-	out.close()
 	body, cut := out.text()
 	r := Shell{Output: body, ExitCode: -1, Cancelled: ctx.Err() != nil, Truncated: cut != ""}
 	if st := cmd.ProcessState; st != nil && st.Exited() && !r.Cancelled {
