@@ -142,11 +142,11 @@ func (s *server) handlePi(c Command, sess *session.Session) (r *Response, handle
 		return resp(ok(c.ID, c.Type, ThinkingLevelsResult{Levels: llm.ThinkingLevels(sess.State().Model)}))
 	case CmdSetSteeringMode:
 		if err := sess.SetSteeringMode(c.Mode); err != nil {
-			return resp(fail(c.ID, c.Type, modeError(c.Mode)))
+			return resp(fail(c.ID, c.Type, err.Error()))
 		}
 	case CmdSetFollowUpMode:
 		if err := sess.SetFollowUpMode(c.Mode); err != nil {
-			return resp(fail(c.ID, c.Type, modeError(c.Mode)))
+			return resp(fail(c.ID, c.Type, err.Error()))
 		}
 	case CmdClearQueue:
 		steer, follow := sess.ClearQueue()
@@ -170,15 +170,23 @@ func (s *server) handlePi(c Command, sess *session.Session) (r *Response, handle
 		if file == "" {
 			return resp(fail(c.ID, c.Type, "clone needs a saved session (this one runs with --no-session)"))
 		}
-		es, err := journal.ReadEntries(file)
+		ld, err := journal.Load(file)
 		if err != nil {
 			return resp(fail(c.ID, c.Type, err.Error()))
 		}
-		return resp(s.branch(c, file, journal.Leaf(es), NewSessionResult{}))
+		leaf := ""
+		if n := len(ld.Entries); n > 0 {
+			leaf = ld.Entries[n-1].ID
+		}
+		return resp(s.branch(c, file, leaf, ld.Cwd, NewSessionResult{}))
 	case CmdGetForkMessages:
-		msgs, err := forkMessages(sess.State().SessionFile)
-		if err != nil {
-			return resp(fail(c.ID, c.Type, err.Error()))
+		msgs := []ForkMessage{}
+		if file := sess.State().SessionFile; file != "" {
+			ld, err := journal.Load(file)
+			if err != nil {
+				return resp(fail(c.ID, c.Type, err.Error()))
+			}
+			msgs, _ = forkPoints(ld)
 		}
 		return resp(ok(c.ID, c.Type, ForkMessagesResult{Messages: msgs}))
 	case CmdGetEntries:
@@ -194,10 +202,6 @@ func (s *server) handlePi(c Command, sess *session.Session) (r *Response, handle
 		return nil, false
 	}
 	return resp(ok(c.ID, c.Type, nil))
-}
-
-func modeError(mode string) string {
-	return fmt.Sprintf("mode must be %q or %q, got %q", OneAtATime, AllAtOnce, mode)
 }
 
 // clampThinking is the level a model takes for the one asked: a model
@@ -341,72 +345,51 @@ func (s *server) fork(c Command, sess *session.Session) Response {
 	if file == "" {
 		return fail(c.ID, c.Type, "fork needs a saved session (this one runs with --no-session)")
 	}
-	msgs, err := forkMessages(file)
-	if err != nil {
-		return fail(c.ID, c.Type, err.Error())
-	}
-	i := slices.IndexFunc(msgs, func(m ForkMessage) bool { return m.EntryID == c.EntryID })
-	if i < 0 {
-		return fail(c.ID, c.Type, "no user message with entry id "+c.EntryID+" (get_fork_messages lists them)")
-	}
-	es, err := journal.ReadEntries(file)
-	if err != nil {
-		return fail(c.ID, c.Type, err.Error())
-	}
-	parent := ""
-	for _, e := range es {
-		if e.ID == c.EntryID {
-			parent = e.ParentID
-		}
-	}
-	return s.branch(c, file, parent, ForkResult{Text: msgs[i].Text})
-}
-
-// branch writes a new session file from file's chain up to leaf and
-// serves it.
-func (s *server) branch(c Command, file, leaf string, data any) Response {
-	if s.cfg.OpenSession == nil {
-		return fail(c.ID, c.Type, c.Type+" is not available")
-	}
 	ld, err := journal.Load(file)
 	if err != nil {
 		return fail(c.ID, c.Type, err.Error())
 	}
-	path, err := journal.Branch(file, leaf, ld.Cwd)
+	msgs, parent := forkPoints(ld)
+	i := slices.IndexFunc(msgs, func(m ForkMessage) bool { return m.EntryID == c.EntryID })
+	if i < 0 {
+		return fail(c.ID, c.Type, "no user message with entry id "+c.EntryID+" (get_fork_messages lists them)")
+	}
+	return s.branch(c, file, parent[c.EntryID], ld.Cwd, ForkResult{Text: msgs[i].Text})
+}
+
+// branch writes a new session file (for cwd) from file's chain up to
+// leaf and serves it.
+func (s *server) branch(c Command, file, leaf, cwd string, data any) Response {
+	if s.cfg.OpenSession == nil {
+		return fail(c.ID, c.Type, c.Type+" is not available")
+	}
+	path, err := journal.Branch(file, leaf, cwd)
 	if err != nil {
 		return fail(c.ID, c.Type, err.Error())
 	}
 	return s.replace(c, path, data)
 }
 
-// forkMessages are the user messages of the session file's current chain.
-func forkMessages(file string) ([]ForkMessage, error) {
-	out := []ForkMessage{}
-	if file == "" {
-		return out, nil
-	}
-	ld, err := journal.Load(file)
-	if err != nil {
-		return nil, err
-	}
-	es, err := journal.ReadEntries(file)
-	if err != nil {
-		return nil, err
+// forkPoints are the user messages of the loaded file's current chain
+// (from its last entry along parentId), with each entry's parent id: what
+// a fork from that message keeps.
+func forkPoints(ld *journal.Loaded) (msgs []ForkMessage, parent map[string]string) {
+	msgs, parent = []ForkMessage{}, make(map[string]string, len(ld.Entries))
+	for _, e := range ld.Entries {
+		parent[e.ID] = e.ParentID
 	}
 	onChain := map[string]bool{}
-	byID := map[string]journal.RawEntry{}
-	for _, e := range es {
-		byID[e.ID] = e
-	}
-	for id := journal.Leaf(es); id != "" && !onChain[id]; id = byID[id].ParentID {
-		onChain[id] = true
+	if n := len(ld.Entries); n > 0 {
+		for id := ld.Entries[n-1].ID; id != "" && !onChain[id]; id = parent[id] {
+			onChain[id] = true
+		}
 	}
 	for _, e := range ld.Entries {
 		if e.Message != nil && e.Message.Role == llm.User && onChain[e.ID] {
-			out = append(out, ForkMessage{EntryID: e.ID, Text: e.Message.TextOf()})
+			msgs = append(msgs, ForkMessage{EntryID: e.ID, Text: e.Message.TextOf()})
 		}
 	}
-	return out, nil
+	return msgs, parent
 }
 
 func entries(c Command, file string) Response {
