@@ -35,6 +35,10 @@ func (b Bash) Exec(ctx context.Context, command string) (Shell, error) {
 		return Shell{}, err
 	}
 	cmd, out, _, err := b.launch(ctx, shell, command, b.Dir)
+	if err != nil && ctx.Err() != nil {
+		// Cancelled before it could start (abort_bash right after bash).
+		return Shell{ExitCode: -1, Cancelled: true}, nil
+	}
 	if err != nil {
 		return Shell{}, err
 	}
