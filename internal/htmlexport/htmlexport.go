@@ -10,6 +10,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rally-agent/rally/llm"
@@ -37,7 +38,7 @@ func Write(w io.Writer, p Page) error {
 	for _, m := range p.Messages {
 		v.Messages = append(v.Messages, toView(m, red))
 	}
-	if err := page.Execute(w, v); err != nil {
+	if err := page().Execute(w, v); err != nil {
 		return fmt.Errorf("htmlexport: %w", err)
 	}
 	return nil
@@ -106,7 +107,10 @@ func indent(raw json.RawMessage) string {
 	return string(b)
 }
 
-var page = template.Must(template.New("page").Parse(`<!doctype html>
+// page is parsed on first use, not at every process's start.
+var page = sync.OnceValue(func() *template.Template { return template.Must(template.New("page").Parse(pageHTML)) })
+
+const pageHTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}} · rally session</title>
@@ -128,4 +132,4 @@ pre{white-space:pre-wrap;word-wrap:break-word;margin:.4rem 0;font:13px/1.45 ui-m
 {{range .Blocks}}<div class="{{.Kind}}">{{if .Label}}<div class="label">{{.Label}}</div>{{end}}<pre>{{.Text}}</pre></div>
 {{end}}</section>
 {{end}}</body></html>
-`))
+`
