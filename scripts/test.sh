@@ -27,7 +27,7 @@ go test -race -count=1 -json ./... | "$bin/testcount"
 # they run again in the zones furthest ahead of UTC (+14) and behind it
 # (-12), where "now + 5 h" crosses midnight at other hours than here.
 # Without -race: the race run above covered their concurrency.
-timed="./retry/ ./auth/ ./fleet/ ./session/... ./internal/cli/ ./internal/tui/ ./internal/web/"
+timed="./retry/ ./auth/ ./fleet/ ./session/... ./internal/app/cli/ ./internal/app/tui/ ./internal/app/web/"
 for tz in Pacific/Kiritimati Etc/GMT+12; do
 	echo "again in TZ=$tz: $timed"
 	TZ=$tz go test -count=1 $timed

@@ -1,11 +1,11 @@
 // Command rally is a command-line agent for LLM sessions whose turns survive
-// provider failures. Everything lives in internal/cli; main only hands over.
+// provider failures. Everything lives in internal/app/cli; main only hands over.
 package main
 
 import (
 	"os"
 
-	"github.com/rally-agent/rally/internal/cli"
+	"github.com/rally-agent/rally/internal/app/cli"
 )
 
 func main() {

@@ -32,7 +32,7 @@ func TestVersion(t *testing.T) {
 		want  string
 	}{
 		{"source build", plain, want},
-		{"ldflags override", []string{"-ldflags", "-X github.com/rally-agent/rally/internal/cli.version=v1.2.3"}, "rally version v1.2.3\n"},
+		{"ldflags override", []string{"-ldflags", "-X github.com/rally-agent/rally/internal/app/cli.version=v1.2.3"}, "rally version v1.2.3\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 // readmeSection returns the README's "## title" section.
 func readmeSection(t *testing.T, title string) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestREADMEHooks(t *testing.T) {
 	sec := readmeSection(t, "Hooks")
 	scripts := map[string][]byte{}
 	for _, name := range []string{"notify-failed-retry.sh", "prompt-times.sh"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "examples", "hooks", name))
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "hooks", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +169,7 @@ func TestREADMEHooksWithoutNotifySend(t *testing.T) {
 			t.Errorf("the README does not say %q", claim)
 		}
 	}
-	script, err := os.ReadFile(filepath.Join("..", "..", "examples", "hooks", "notify-failed-retry.sh"))
+	script, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "hooks", "notify-failed-retry.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 // ones the tmux test captured (testdata/readme-*.golden), so they cannot
 // drift from the real output.
 func TestREADMECaptures(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	readme, err := os.ReadFile(filepath.Join("..", "..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

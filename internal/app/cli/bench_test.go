@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rally-agent/rally/internal/bench"
+	"github.com/rally-agent/rally/internal/app/bench"
 	"github.com/rally-agent/rally/llmtest"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/auth"
-	"github.com/rally-agent/rally/internal/hooks"
+	"github.com/rally-agent/rally/internal/app/hooks"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
 	"github.com/spf13/cobra"

@@ -12,7 +12,7 @@ import (
 // 200 ms; one session of 10,000 entries, transcript and timeline, under
 // 500 ms. Run with
 //
-//	go test -run '^$' -bench . -benchtime 10x ./internal/web
+//	go test -run '^$' -bench . -benchtime 10x ./internal/app/web
 
 // benchSession is a session of about n entries: prompts with a tool call,
 // its result and an answer, and every fifth prompt a failed, retried call.

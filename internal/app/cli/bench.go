@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rally-agent/rally/internal/bench"
+	"github.com/rally-agent/rally/internal/app/bench"
 	"github.com/spf13/cobra"
 )
 

@@ -123,7 +123,7 @@ var timestamps = regexp.MustCompile(`("created(?:_at)?": ?)\d+`)
 // each curl block is sent to it and must print what the block after it
 // shows.
 func TestFakeLLMDocs(t *testing.T) {
-	const path = "../../docs/fake-llm.md"
+	const path = "../../../docs/fake-llm.md"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

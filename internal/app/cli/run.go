@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rally-agent/rally/internal/app/print"
 	"io"
 	"log/slog"
 	"net"
@@ -176,14 +177,14 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 	announce(s.err, f, env.sess.State().Model)
 	var out outputter
 	if f.mode == "json" {
-		out = newJSONOut(s.out)
+		out = print.NewJSON(s.out)
 	} else {
-		out = newTextOut(s.out, s.err, textOptions{live: printsLive(s), tty: isTerminal(s.err), verbose: f.verbose})
+		out = print.NewText(s.out, s.err, print.Options{Live: printsLive(s), TTY: isTerminal(s.err), Verbose: f.verbose})
 	}
-	unsubscribe := env.sess.Subscribe(out.event)
+	unsubscribe := env.sess.Subscribe(out.Event)
 	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
 	unsubscribe()
-	out.finish(err)
+	out.Finish(err)
 	if err == nil {
 		return incomplete(env.sess)
 	}
@@ -215,8 +216,8 @@ func runFailed(err error) error {
 
 // outputter renders session events.
 type outputter interface {
-	event(session.Event)
-	finish(error)
+	Event(session.Event)
+	Finish(error)
 }
 
 // runEnv is everything a run needs, built from settings and flags.

@@ -13,7 +13,7 @@ import (
 // its stream) and compares the output with what the README shows, "…"
 // standing for the time it was first seen.
 func TestReadmeUnclassified(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 // BenchmarkScaleHeap reports the scale group's heap figures for 200
 // sessions in this process (the fake LLM's memory included):
-// go test -run '^$' -bench ScaleHeap -benchtime 3x ./internal/bench/
+// go test -run '^$' -bench ScaleHeap -benchtime 3x ./internal/app/bench/
 func BenchmarkScaleHeap(b *testing.B) {
 	f, err := startFake()
 	if err != nil {

@@ -183,7 +183,7 @@ func matchOutput(want, got []string) bool {
 }
 
 func TestREADMEExamples(t *testing.T) {
-	doc, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

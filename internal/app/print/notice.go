@@ -1,4 +1,4 @@
-package cli
+package print
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 // kept short so that it never wraps: "\r" only returns to the start of
 // the last screen line.
 type countdown struct {
-	mu   *sync.Mutex // the textOut's: the line and the answer never interleave
+	mu   *sync.Mutex // the Text's: the line and the answer never interleave
 	w    io.Writer
 	stop chan struct{}
 	full string
@@ -75,7 +75,7 @@ type summary struct {
 	retries int
 }
 
-func (s *summary) event(e session.Event) {
+func (s *summary) add(e session.Event) {
 	switch e := e.(type) {
 	case session.MessageEndEvent:
 		if e.Message.Role == llm.Assistant {

@@ -9,8 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/rally-agent/rally/internal/hooks"
-	"github.com/rally-agent/rally/internal/tui"
+	"github.com/rally-agent/rally/internal/app/hooks"
+	"github.com/rally-agent/rally/internal/app/tui"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/settings"
 	"github.com/spf13/cobra"

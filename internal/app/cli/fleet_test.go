@@ -364,7 +364,7 @@ func sessionsEnv(v string) (n, prompts int, ok bool) {
 // times and the refilled budget aside. FLEET_README=update writes the
 // output into README.md.
 func TestFleetStatusREADME(t *testing.T) {
-	readmePath, err := filepath.Abs("../../README.md")
+	readmePath, err := filepath.Abs("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

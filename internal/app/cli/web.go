@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/rally-agent/rally/internal/web"
+	"github.com/rally-agent/rally/internal/app/web"
 	"github.com/rally-agent/rally/settings"
 	"github.com/spf13/cobra"
 )

@@ -9,7 +9,7 @@ import (
 )
 
 // TestSoak is the long chaos run: go test -tags soak -run Soak
-// ./internal/bench (-timeout 30m). RALLY_SOAK_SESSIONS and
+// ./internal/app/bench (-timeout 30m). RALLY_SOAK_SESSIONS and
 // RALLY_SOAK_PROMPTS resize it; RALLY_CHAOS_SEED replays a run.
 func TestSoak(t *testing.T) {
 	cfg := chaosConfig{sessions: envInt(t, "RALLY_SOAK_SESSIONS", 500), prompts: envInt(t, "RALLY_SOAK_PROMPTS", 40), seed: chaosSeed(t)}

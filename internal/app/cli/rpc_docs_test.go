@@ -52,7 +52,7 @@ func constStrings(t *testing.T, path, prefix, typ string) []string {
 // (a command's response included), and every example line that is not cut
 // short with "…" is valid JSON.
 func TestRPCDocs(t *testing.T) {
-	const path = "../../docs/rpc.md"
+	const path = "../../../docs/rpc.md"
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -81,10 +81,10 @@ func TestRPCDocs(t *testing.T) {
 	section := func(name string) bool {
 		return strings.Contains(doc, "\n### `"+name+"`") || strings.Contains(doc, "\n### `"+name+" ")
 	}
-	cmds := constStrings(t, "../../rpc/protocol.go", "Cmd", "")
+	cmds := constStrings(t, "../../../rpc/protocol.go", "Cmd", "")
 	// session's own events; it re-exports agent's, whose values are
 	// conversions rather than literals.
-	events := append(constStrings(t, "../../agent/event.go", "", "EventType"), constStrings(t, "../../session/event.go", "", "EventType")...)
+	events := append(constStrings(t, "../../../agent/event.go", "", "EventType"), constStrings(t, "../../../session/event.go", "", "EventType")...)
 	if len(cmds) < 16 || len(events) < 16 {
 		t.Fatalf("found %d commands and %d events in the sources", len(cmds), len(events))
 	}

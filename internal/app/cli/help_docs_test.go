@@ -27,7 +27,7 @@ func TestHelpPointsAtRealDocs(t *testing.T) {
 			}
 			for _, ref := range docRef.FindAllString(s, -1) {
 				checked++
-				if _, err := os.Stat("../../" + ref); err != nil {
+				if _, err := os.Stat("../../../" + ref); err != nil {
 					t.Errorf("%s: help points at %s, which does not exist", c.CommandPath(), ref)
 				}
 			}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/rally-agent/rally/internal/acp"
+	"github.com/rally-agent/rally/internal/app/acp"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/session/journal"
 	"github.com/spf13/cobra"

@@ -36,7 +36,7 @@ var (
 // examples that write into the working directory run next, and git must
 // then see nothing untracked.
 func TestREADMELeavesNoTrace(t *testing.T) {
-	doc, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,10 +119,10 @@ func blockMatches(b readmeBlock, re *regexp.Regexp) bool {
 func checkoutCopy(t *testing.T, readme []byte) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS("../../examples")); err != nil {
+	if err := os.CopyFS(filepath.Join(dir, "examples"), os.DirFS("../../../examples")); err != nil {
 		t.Fatal(err)
 	}
-	for name, from := range map[string]string{".gitignore": "../../.gitignore", "schema.json": "../../schema.json"} {
+	for name, from := range map[string]string{".gitignore": "../../../.gitignore", "schema.json": "../../../schema.json"} {
 		b, err := os.ReadFile(from)
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,6 @@
-package cli
+// Package print is rally's print mode (-p): the answer as text on stdout with
+// notices on stderr, or every event as a JSON line (--mode json).
+package print
 
 import (
 	"bufio"
@@ -14,11 +16,11 @@ import (
 	"github.com/rally-agent/rally/session"
 )
 
-// textOut is print mode: the answer on stdout, notices on stderr. On a
+// Text is print mode: the answer on stdout, notices on stderr. On a
 // terminal the answer streams as it arrives; into a pipe or file each
 // message is written when it ends, so a partial answer that a retry throws
 // away never reaches the output twice.
-type textOut struct {
+type Text struct {
 	mu    sync.Mutex
 	out   *bufio.Writer
 	err   io.Writer
@@ -33,25 +35,29 @@ type textOut struct {
 	now func() time.Time
 }
 
-// textOptions are how print mode writes: live (stdout is a terminal),
-// tty (stderr is one) and verbose (a summary line at the end).
-type textOptions struct {
-	live, tty, verbose bool
-	now                func() time.Time // nil: time.Now
+// Options are how print mode writes. The zero value writes for pipes:
+// each answer whole at its end, one plain line per notice, no summary.
+type Options struct {
+	Live    bool             // stdout is a terminal: the answer streams as it arrives
+	TTY     bool             // stderr is a terminal: a retry wait counts down in place
+	Verbose bool             // a summary line at the end
+	Now     func() time.Time // nil: time.Now
 }
 
-func newTextOut(out, errw io.Writer, o textOptions) *textOut {
-	t := &textOut{out: bufio.NewWriter(out), err: errw, live: o.live, tty: o.tty, now: o.now}
+// NewText writes print mode's text output: the answer to out, notices to errw.
+func NewText(out, errw io.Writer, o Options) *Text {
+	t := &Text{out: bufio.NewWriter(out), err: errw, live: o.Live, tty: o.TTY, now: o.Now}
 	if t.now == nil {
 		t.now = time.Now
 	}
-	if o.verbose {
+	if o.Verbose {
 		t.sum = &summary{start: t.now()}
 	}
 	return t
 }
 
-func (t *textOut) event(e session.Event) {
+// Event writes what e shows; a session subscribes it.
+func (t *Text) Event(e session.Event) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.wait != nil { // whatever comes next ends the wait
@@ -59,7 +65,7 @@ func (t *textOut) event(e session.Event) {
 		t.wait = nil
 	}
 	if t.sum != nil {
-		t.sum.event(e)
+		t.sum.add(e)
 	}
 	switch e := e.(type) {
 	case session.MessageUpdateEvent:
@@ -94,13 +100,13 @@ func (t *textOut) event(e session.Event) {
 		}
 	case session.ToolExecutionStartEvent:
 		t.out.Flush()
-		fmt.Fprintf(t.err, "→ %s %s\n", termsafe.String(e.ToolName), termsafe.String(clip(string(e.Args), 120)))
+		fmt.Fprintf(t.err, "→ %s %s\n", termsafe.String(e.ToolName), termsafe.String(Clip(string(e.Args), 120)))
 	case session.ToolExecutionEndEvent:
 		if e.IsError {
 			fmt.Fprintf(t.err, "✗ %s failed\n", termsafe.String(e.ToolName))
 		}
 	case session.AutoRetryStartEvent:
-		full := fmt.Sprintf("rally: retrying (%d/%d) in %s: %s", e.Attempt, e.MaxAttempts, seconds(e.DelayMs), termsafe.String(clip(e.ErrorMessage, 200)))
+		full := fmt.Sprintf("rally: retrying (%d/%d) in %s: %s", e.Attempt, e.MaxAttempts, seconds(e.DelayMs), termsafe.String(Clip(e.ErrorMessage, 200)))
 		if t.tty && e.DelayMs >= 1000 {
 			t.out.Flush()
 			t.wait = startCountdown(&t.mu, t.err, e, full)
@@ -126,15 +132,15 @@ func (t *textOut) event(e session.Event) {
 }
 
 // separate puts a blank line between two answers of one prompt.
-func (t *textOut) separate() {
+func (t *Text) separate() {
 	if !t.wrote && t.any {
 		t.out.WriteString("\n")
 	}
 	t.any = true
 }
 
-// finish flushes the answer; the error itself is printed by Main.
-func (t *textOut) finish(error) {
+// Finish flushes the answer; the caller prints the error itself.
+func (t *Text) Finish(error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.wait != nil {
@@ -152,7 +158,8 @@ func seconds(ms int64) string {
 	return (time.Duration(ms) * time.Millisecond).String()
 }
 
-func clip(s string, n int) string {
+// Clip folds whitespace to single spaces and cuts s to n bytes plus "…".
+func Clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {
 		s = s[:n] + "…"
@@ -160,18 +167,20 @@ func clip(s string, n int) string {
 	return s
 }
 
-// jsonOut writes every event as one JSON line, in the RPC mode's shapes.
-type jsonOut struct {
+// JSON writes every event as one JSON line, in the RPC mode's shapes.
+type JSON struct {
 	mu  sync.Mutex
 	out *bufio.Writer
 	buf []byte
 }
 
-func newJSONOut(w io.Writer) *jsonOut {
-	return &jsonOut{out: bufio.NewWriterSize(w, 64<<10)}
+// NewJSON writes every event as one JSON line.
+func NewJSON(w io.Writer) *JSON {
+	return &JSON{out: bufio.NewWriterSize(w, 64<<10)}
 }
 
-func (j *jsonOut) event(e session.Event) {
+// Event writes e as one line; deltas are flushed with the next other event.
+func (j *JSON) Event(e session.Event) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.buf = append(wire.AppendEvent(j.buf[:0], e), '\n')
@@ -181,7 +190,8 @@ func (j *jsonOut) event(e session.Event) {
 	}
 }
 
-func (j *jsonOut) finish(error) {
+// Finish flushes what is buffered.
+func (j *JSON) Finish(error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.out.Flush()

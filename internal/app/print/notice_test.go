@@ -1,4 +1,4 @@
-package cli
+package print
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/rally-agent/rally/internal/proctest"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session"
 )
@@ -17,12 +18,12 @@ func TestCountdownAndSummary(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out bytes.Buffer
 		var errw syncBuffer
-		to := newTextOut(&out, &errw, textOptions{tty: true, verbose: true})
+		to := NewText(&out, &errw, Options{TTY: true, Verbose: true})
 		start := time.Now()
-		to.event(session.AgentStartEvent{})
-		to.event(session.MessageEndEvent{Message: &llm.Message{Role: llm.Assistant, StopReason: llm.Error,
+		to.Event(session.AgentStartEvent{})
+		to.Event(session.MessageEndEvent{Message: &llm.Message{Role: llm.Assistant, StopReason: llm.Error,
 			Usage: &llm.Usage{Input: 100, Cost: llm.Cost{Total: 0.001}}}})
-		to.event(session.AutoRetryStartEvent{Attempt: 1, MaxAttempts: 3, DelayMs: 3000, ErrorMessage: "503 overloaded"})
+		to.Event(session.AutoRetryStartEvent{Attempt: 1, MaxAttempts: 3, DelayMs: 3000, ErrorMessage: "503 overloaded"})
 		time.Sleep(2500 * time.Millisecond) // fake time: two ticks
 		synctest.Wait()
 		live := errw.String()
@@ -36,13 +37,13 @@ func TestCountdownAndSummary(t *testing.T) {
 			t.Errorf("at the deadline stderr adds %q", got)
 		}
 		live = errw.String()
-		to.event(session.AgentStartEvent{}) // the retried call
-		to.event(session.MessageEndEvent{Message: &llm.Message{Role: llm.Assistant, StopReason: llm.Stop,
+		to.Event(session.AgentStartEvent{}) // the retried call
+		to.Event(session.MessageEndEvent{Message: &llm.Message{Role: llm.Assistant, StopReason: llm.Stop,
 			Content: []llm.Content{{Type: llm.TextType, Text: "the answer"}}, Usage: &llm.Usage{Input: 120, Output: 30, Cost: llm.Cost{Total: 0.0025}}}})
-		to.event(session.AutoRetryEndEvent{Success: true, Attempt: 1})
+		to.Event(session.AutoRetryEndEvent{Success: true, Attempt: 1})
 		time.Sleep(5 * time.Second) // no tick after the wait ended
 		synctest.Wait()
-		to.finish(nil)
+		to.Finish(nil)
 		if d := time.Since(start); d != 8*time.Second {
 			t.Fatalf("fake clock moved %s", d)
 		}
@@ -63,10 +64,13 @@ func TestCountdownAndSummary(t *testing.T) {
 // summary without --verbose.
 func TestRetryNoticeIntoAPipe(t *testing.T) {
 	var out, errw bytes.Buffer
-	to := newTextOut(&out, &errw, textOptions{})
-	to.event(session.AutoRetryStartEvent{Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "503 overloaded"})
-	to.finish(nil)
+	to := NewText(&out, &errw, Options{})
+	to.Event(session.AutoRetryStartEvent{Attempt: 2, MaxAttempts: 3, DelayMs: 4000, ErrorMessage: "503 overloaded"})
+	to.Finish(nil)
 	if got := errw.String(); got != "rally: retrying (2/3) in 4s: 503 overloaded\n" {
 		t.Errorf("stderr %q", got)
 	}
 }
+
+// syncBuffer is stderr that the countdown's ticker writes while the test reads.
+type syncBuffer = proctest.Buffer

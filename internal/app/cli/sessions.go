@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/rally-agent/rally/internal/app/print"
 	"io"
 	"os"
 	"slices"
@@ -12,8 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rally-agent/rally/internal/app/tui"
 	"github.com/rally-agent/rally/internal/termsafe"
-	"github.com/rally-agent/rally/internal/tui"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session/journal"
 	"github.com/spf13/cobra"
@@ -180,10 +181,10 @@ func writeSessions(w io.Writer, list []sessionSummary, now time.Time) error {
 	fmt.Fprintln(tw, "#\tWHEN\tMESSAGES\tRETRIES\tMODEL\tFIRST PROMPT")
 	for i, s := range list {
 		if s.Err != nil {
-			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t(unreadable: %s)\n", i+1, tui.Age(now.Sub(s.Modified)), termsafe.String(clip(s.Err.Error(), 60)))
+			fmt.Fprintf(tw, "%d\t%s\t-\t-\t-\t(unreadable: %s)\n", i+1, tui.Age(now.Sub(s.Modified)), termsafe.String(print.Clip(s.Err.Error(), 60)))
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\n", i+1, tui.Age(now.Sub(s.Modified)), s.Messages, s.Retries, termsafe.String(dash(s.Model)), termsafe.String(clip(s.FirstPrompt, 60)))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\n", i+1, tui.Age(now.Sub(s.Modified)), s.Messages, s.Retries, termsafe.String(dash(s.Model)), termsafe.String(print.Clip(s.FirstPrompt, 60)))
 	}
 	return tw.Flush()
 }

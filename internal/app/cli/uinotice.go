@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/rally-agent/rally/internal/tui"
+	"github.com/rally-agent/rally/internal/app/tui"
 )
 
 // uiNotices is the stderr of a run under the terminal UI. Everything a

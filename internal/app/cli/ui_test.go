@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rally-agent/rally/internal/tui"
+	"github.com/rally-agent/rally/internal/app/tui"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session/journal"

@@ -22,7 +22,7 @@ type readmeClassifyExample struct {
 // section and returns every sh block that pipes an echo into rally classify.
 func readmeClassifyExamples(t *testing.T) []readmeClassifyExample {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
