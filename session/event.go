@@ -81,7 +81,14 @@ type (
 // AgentSettledEvent ends every operation (a prompt with all its retries
 // and compactions, a continue, an explicit compaction): what Run.Done
 // waits for. Nothing of a later operation comes before it.
-type AgentSettledEvent struct{}
+type AgentSettledEvent struct {
+	// Err is the operation's result, what Prompt, Continue or Compact
+	// returns (nil on success): a subscriber that started the operation
+	// learns its outcome in order with its events, without also waiting
+	// for the call to return. It stays off the wire: an RPC client has the
+	// failure from the events before this one.
+	Err error `json:"-"`
+}
 
 // MessageDiscardedEvent carries a partial streamed message that a retry
 // throws away, so a UI can take its text back.

@@ -112,7 +112,7 @@ func (s *Session) start(ctx context.Context, prompt []llm.Message, accepted func
 	r := &Run{done: make(chan struct{})}
 	go func() {
 		r.err = s.run(runCtx, prompt)
-		end(func() { s.hub.emit(AgentSettledEvent{}) })
+		end(func() { s.hub.emit(AgentSettledEvent{Err: r.err}) })
 		close(r.done)
 	}()
 	return r, nil
@@ -129,7 +129,7 @@ func (s *Session) StartCompact(ctx context.Context) (*Run, error) {
 	r := &Run{done: make(chan struct{})}
 	go func() {
 		r.compaction, r.err = s.compact(ctx, ReasonManual, false)
-		end(func() { s.hub.emit(AgentSettledEvent{}) })
+		end(func() { s.hub.emit(AgentSettledEvent{Err: r.err}) })
 		close(r.done)
 	}()
 	return r, nil

@@ -82,7 +82,7 @@ func (m *Model) command(text string) tea.Cmd {
 		if host == nil {
 			return m.fail("/new", errNoHost)
 		}
-		if m.running {
+		if m.busy() {
 			return m.fail("/new", errors.New("a run is going: press esc first"))
 		}
 		ctx := m.ctx
@@ -192,7 +192,7 @@ func (m *Model) resume(arg string) tea.Cmd {
 	if err != nil || n < 1 || n > len(m.sessions) {
 		return m.fail("/resume", fmt.Errorf("no session %q (/resume lists them)", arg))
 	}
-	if m.running {
+	if m.busy() {
 		return m.fail("/resume", errors.New("a run is going: press esc first"))
 	}
 	host, ctx, info := m.opts.Host, m.ctx, m.sessions[n-1]

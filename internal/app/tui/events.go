@@ -20,7 +20,7 @@ func translate(e session.Event, now time.Time) any {
 	case session.AgentStartEvent:
 		return runStartMsg{}
 	case session.AgentSettledEvent:
-		return settledMsg{}
+		return settledMsg{err: e.Err}
 	case session.MessageStartEvent:
 		if e.Message != nil && e.Message.Role == llm.Assistant {
 			return assistantStartMsg{}

@@ -53,18 +53,17 @@ type Model struct {
 	ed            editor
 	st            styles
 
-	// The run in progress.
-	running    bool
-	settled    bool // agent_settled seen for the run
-	returned   bool // Prompt returned
-	promptErr  error
-	compacting bool
-	// manual is an explicit /compact, which ends with compaction_end
-	// (no agent_settled); compacted says that came.
-	manual, compacted bool
-	aborted           bool   // the run's last message ended aborted
-	failure           string // the run's last message's error, if it ended in error
-	lineDone          bool   // a final line (retry failed/cancelled, aborted) was shown
+	// op is the one run fact the UI keeps: the prompt or compaction it
+	// started and has not seen settle. The session's phase cannot stand
+	// in for it: it still says idle after Enter sent a prompt and before
+	// the session accepted it (a second Enter must queue, not race into
+	// ErrBusy), and /compact shows its line before its first event. It
+	// ends with the operation's agent_settled, which carries the result,
+	// or with Prompt's return when the session refused the operation.
+	op       operation
+	aborted  bool   // the run's last message ended aborted
+	failure  string // the run's last message's error, if it ended in error
+	lineDone bool   // a final line (retry failed/cancelled, aborted) was shown
 
 	// The retry loader.
 	loader     *retryStartMsg
@@ -97,6 +96,15 @@ type Model struct {
 	ctrlC    bool // the last key was a ctrl+c on an empty editor
 	quitting bool
 }
+
+// operation is a prompt or compaction the UI started (Model.op).
+type operation int
+
+const (
+	opNone operation = iota
+	opPrompt
+	opCompact // an explicit /compact
+)
 
 // New returns a Model for opts.
 func New(opts Options) *Model {
@@ -160,11 +168,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.event(msg.msg)
 	case promptDoneMsg:
-		if msg.gen != m.gen {
+		if msg.gen != m.gen || !refused(msg.err) {
+			// An accepted operation ends with its agent_settled.
 			return m, nil
 		}
-		m.returned, m.promptErr = true, msg.err
-		return m, m.maybeFinish()
+		return m, m.finish(msg.err)
 	case tickMsg:
 		if msg.seq != m.tickSeq || m.loader == nil {
 			return m, nil
@@ -286,10 +294,7 @@ func (m *Model) handle(msg any) tea.Cmd {
 		}
 	case storeErrorMsg:
 		m.tr.add(block{kind: kError, text: "Session file not saved (" + msg.op + "): " + msg.err + "; the session goes on in memory"})
-	case compactStartMsg:
-		m.compacting = true
 	case compactEndMsg:
-		m.compacting, m.compacted = false, true
 		switch {
 		case msg.done:
 			m.tr.add(block{kind: kNotice, text: fmt.Sprintf("Compacted (%s): %d tokens of older messages summarised; the recent messages are kept as they were", msg.reason, msg.tokensBefore)})
@@ -297,10 +302,8 @@ func (m *Model) handle(msg any) tea.Cmd {
 			m.tr.add(block{kind: kNotice, text: "Compaction cancelled"})
 			m.lineDone = true
 		}
-		return m.maybeFinish()
 	case settledMsg:
-		m.settled = true
-		return m.maybeFinish()
+		return m.finish(msg.err)
 	}
 	return nil
 }
@@ -330,27 +333,28 @@ func (m *Model) messageEnd(msg llm.Message) {
 	}
 }
 
-// maybeFinish ends the run once Prompt has returned and its events have
-// all arrived (they come on different goroutines). Prompts typed during
-// the run were queued in the session as follow-ups; those the run did not
+// finish ends the UI's operation with its result, once its last event
+// has come (agent_settled, or Prompt's return when the session refused
+// it): the closing line, then the prompts typed during the run. Those
+// were queued in the session as follow-ups; the ones the run did not
 // deliver (it failed or was aborted first) are taken back and sent next.
-func (m *Model) maybeFinish() tea.Cmd {
-	if !m.running || !m.returned || !(m.settled || m.noEvents() || (m.manual && m.compacted)) {
+func (m *Model) finish(err error) tea.Cmd {
+	if m.op == opNone {
 		return nil
 	}
 	if !m.lineDone {
 		switch {
-		case errors.Is(m.promptErr, session.ErrNothingToCompact):
+		case errors.Is(err, session.ErrNothingToCompact):
 			m.tr.add(block{kind: kInfo, text: "Nothing to compact yet: the conversation is all recent."})
-		case m.aborted || errors.Is(m.promptErr, context.Canceled):
+		case m.aborted || errors.Is(err, context.Canceled):
 			m.tr.add(block{kind: kNotice, text: "Operation aborted"})
-		case m.promptErr != nil:
-			m.tr.add(block{kind: kError, text: "Error: " + m.promptErr.Error()})
+		case err != nil:
+			m.tr.add(block{kind: kError, text: "Error: " + err.Error()})
 		case m.failure != "":
 			m.tr.add(block{kind: kError, text: "Error: " + m.failure})
 		}
 	}
-	m.running, m.compacting, m.loader = false, false, nil
+	m.op, m.loader = opNone, nil
 	steer, left := m.sess.ClearQueue()
 	left = append(steer, left...)
 	if len(left) == 0 {
@@ -371,20 +375,20 @@ func (m *Model) refreshState() {
 	m.applied, m.state = m.stateSeq, m.sess.State()
 }
 
-// noEvents reports a Prompt that failed before its run began (busy, or a
-// session that could not start): no agent_settled will come.
-func (m *Model) noEvents() bool {
-	return m.promptErr != nil && errors.Is(m.promptErr, session.ErrBusy)
+// refused reports an operation the session did not accept (one was
+// already running): no event, agent_settled included, will come for it.
+func refused(err error) bool {
+	return errors.Is(err, session.ErrBusy) || errors.Is(err, session.ErrCompacting)
 }
 
-// send starts a prompt, or queues it behind the running one.
+// send starts a prompt, or queues it behind the running operation.
 func (m *Model) send(text string) tea.Cmd {
-	if m.running {
+	if m.busy() {
 		m.sess.FollowUp(llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(text)}, Timestamp: llm.Now()})
 		m.refreshState()
 		return nil
 	}
-	m.beginRun()
+	m.begin(opPrompt)
 	s, gen, ctx, wg := m.sess, m.gen, m.ctx, m.wg
 	wg.Add(1)
 	return func() tea.Msg {
@@ -393,22 +397,23 @@ func (m *Model) send(text string) tea.Cmd {
 	}
 }
 
-func (m *Model) beginRun() {
-	m.running, m.settled, m.returned, m.promptErr = true, false, false, nil
+// busy reports an operation the UI started that has not settled.
+func (m *Model) busy() bool { return m.op != opNone }
+
+func (m *Model) begin(op operation) {
+	m.op = op
 	m.aborted, m.failure, m.lineDone = false, "", false
-	m.manual, m.compacted = false, false
 	m.switchedTo = ""
 	m.endHookBursts()
 }
 
 // compact starts an explicit compaction.
 func (m *Model) compact() tea.Cmd {
-	if m.running {
+	if m.busy() {
 		m.tr.add(block{kind: kInfo, text: "A run is going: /compact waits until it has settled."})
 		return nil
 	}
-	m.beginRun()
-	m.compacting, m.manual = true, true
+	m.begin(opCompact)
 	s, gen, ctx, wg := m.sess, m.gen, m.ctx, m.wg
 	wg.Add(1)
 	return func() tea.Msg {
@@ -470,7 +475,7 @@ func (m *Model) switchSession(msg sessionMsg) tea.Cmd {
 	msgs := msg.msgs
 	m.tr.load(msgs)
 	m.state = msg.st
-	m.running, m.loader, m.compacting = false, nil, false
+	m.op, m.loader = opNone, nil
 	m.endHookBursts()
 	m.subscribe()
 	m.tr.add(block{kind: kInfo, text: msg.what})
@@ -581,14 +586,14 @@ func (m *Model) escape() {
 	switch {
 	case m.loader != nil:
 		m.sess.AbortRetry()
-	case m.running || m.compacting:
+	case m.busy():
 		m.sess.Abort()
 	}
 }
 
 func (m *Model) quit() tea.Cmd {
 	m.quitting = true
-	if m.running && m.sess != nil {
+	if m.busy() && m.sess != nil {
 		m.sess.Abort()
 	}
 	if m.stop != nil {

@@ -23,7 +23,7 @@ func startRun(t *testing.T, m *Model, f *fakeSession, prompt, partial string) {
 	t.Helper()
 	typeText(m, prompt)
 	cmd := press(m, "enter")
-	if !m.running {
+	if !m.busy() {
 		t.Fatal("enter did not start a run")
 	}
 	run(m, cmd) // Prompt returns at once in the fake: the run is still going until settled
@@ -146,7 +146,7 @@ func TestFinalLines(t *testing.T) {
 			cmd := press(m, "enter")
 			c.events(m)
 			run(m, cmd)
-			ev(m, settledMsg{})
+			ev(m, settledMsg{err: c.err}) // agent_settled carries what Prompt returned
 			s := screen(m)
 			if strings.Count(strings.ReplaceAll(s, "\n", " "), c.want) != 1 {
 				t.Fatalf("want %q once in\n%s", c.want, s)
@@ -156,7 +156,7 @@ func TestFinalLines(t *testing.T) {
 					t.Errorf("also shows %q:\n%s", other, s)
 				}
 			}
-			if m.running {
+			if m.busy() {
 				t.Error("the run did not end")
 			}
 			if c.name == "retry failed" {
@@ -246,8 +246,9 @@ func TestCompaction(t *testing.T) {
 	}
 	ev(m, compactStartMsg{reason: "manual"})
 	ev(m, compactEndMsg{reason: "manual", tokensBefore: 1543, done: true})
-	run(m, cmd) // an explicit compaction ends without agent_settled
-	if m.running {
+	run(m, cmd)
+	ev(m, settledMsg{}) // an explicit compaction ends with agent_settled too
+	if m.busy() {
 		t.Fatal("the compaction did not end")
 	}
 	if f.compacts != 1 {
@@ -483,8 +484,9 @@ func TestCompactionCancelled(t *testing.T) {
 	press(m, "esc")
 	ev(m, compactEndMsg{reason: "manual", aborted: true})
 	run(m, cmd)
+	ev(m, settledMsg{err: context.Canceled})
 	s := screen(m)
-	if strings.Count(s, "Compaction cancelled") != 1 || strings.Contains(s, "Operation aborted") || strings.Contains(s, "Compacting…") || m.running {
+	if strings.Count(s, "Compaction cancelled") != 1 || strings.Contains(s, "Operation aborted") || strings.Contains(s, "Compacting…") || m.busy() {
 		t.Fatalf("cancelled compaction:\n%s", s)
 	}
 }
@@ -494,9 +496,10 @@ func TestCompactionNothing(t *testing.T) {
 	f.promptErr = session.ErrNothingToCompact
 	typeText(m, "/compact")
 	cmd := press(m, "enter")
-	run(m, cmd) // Prompt's return first, the event after it
+	run(m, cmd) // Prompt's return first, the events after it
 	ev(m, compactEndMsg{reason: "manual"})
-	if s := screen(m); !strings.Contains(s, "Nothing to compact yet") || strings.Contains(s, "Error") || m.running {
+	ev(m, settledMsg{err: session.ErrNothingToCompact})
+	if s := screen(m); !strings.Contains(s, "Nothing to compact yet") || strings.Contains(s, "Error") || m.busy() {
 		t.Fatalf("nothing to compact:\n%s", s)
 	}
 }

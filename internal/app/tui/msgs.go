@@ -54,7 +54,8 @@ type SessionInfo struct {
 
 type runStartMsg struct{}
 
-type settledMsg struct{}
+// settledMsg ends an operation; err is its result (agent_settled's).
+type settledMsg struct{ err error }
 
 type assistantStartMsg struct{}
 

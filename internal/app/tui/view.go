@@ -79,9 +79,9 @@ func (m *Model) bottom(w int) string {
 		if m.loader.err != "" {
 			parts = append(parts, m.st.info.Render(clipLine("  "+m.loader.err, w)))
 		}
-	} else if m.compacting {
+	} else if m.op == opCompact || m.busy() && m.state.Phase.Kind == session.PhaseCompacting {
 		parts = append(parts, m.st.loader.Render("Compacting… (esc to cancel)"))
-	} else if m.running {
+	} else if m.busy() {
 		parts = append(parts, m.st.info.Render("Working… (esc to interrupt)"))
 	}
 	for _, q := range m.state.Queue {
