@@ -14,9 +14,15 @@ import (
 
 // translate returns the UI message for e, or nil for events the UI does
 // not show. now is when the event arrived; the retry countdown counts from
-// it.
+// it. A kind it does not know (a new one) becomes changedMsg: the status
+// line re-reads the session's state, so an event whose facts are in State
+// needs nothing here.
 func translate(e session.Event, now time.Time) any {
 	switch e := e.(type) {
+	case session.AgentEndEvent, session.TurnStartEvent, session.TurnEndEvent, session.ToolExecutionUpdateEvent:
+		// Nothing the UI shows, and tool updates come too often to
+		// re-read the state on each.
+		return nil
 	case session.AgentStartEvent:
 		return runStartMsg{}
 	case session.AgentSettledEvent:
@@ -70,6 +76,8 @@ func translate(e session.Event, now time.Time) any {
 			m.tokensBefore, m.done = r.TokensBefore, true
 		}
 		return m
+	default:
+		return changedMsg{}
 	}
 	return nil
 }

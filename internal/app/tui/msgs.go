@@ -92,6 +92,10 @@ type retryEndMsg struct {
 
 type compactStartMsg struct{ reason string }
 
+// changedMsg is an event of a kind the UI does not know: it shows it
+// through the session's state, which the model reads after every event.
+type changedMsg struct{}
+
 type compactEndMsg struct {
 	reason       string
 	tokensBefore int

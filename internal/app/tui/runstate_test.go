@@ -78,3 +78,30 @@ func TestSettledTranslation(t *testing.T) {
 		t.Errorf("translated to %#v", got)
 	}
 }
+
+// unknownEvent is a session event kind the UI has no case for.
+type unknownEvent struct{}
+
+func (unknownEvent) Kind() session.EventType { return "scratch_kind" }
+
+// TestUnknownKindReadsState: an event of a kind the UI does not know
+// still brings the session's state to the status line, so a new event
+// whose facts are in State needs no UI change; the kinds the UI ignores
+// on purpose read nothing.
+func TestUnknownKindReadsState(t *testing.T) {
+	m, f := testModel(t, Options{})
+	msg := translate(unknownEvent{}, t0)
+	if msg == nil {
+		t.Fatal("an unknown kind was dropped")
+	}
+	f.phase = session.Phase{Kind: session.PhaseToolRunning, Tool: "bash"}
+	run(m, ev(m, msg))
+	if !strings.Contains(statusOf(m), "running bash") {
+		t.Errorf("status %q, want the session's phase", statusOf(m))
+	}
+	for _, e := range []session.Event{session.ToolExecutionUpdateEvent{}, session.TurnEndEvent{}} {
+		if got := translate(e, t0); got != nil {
+			t.Errorf("%s: translated to %#v, want nothing", e.Kind(), got)
+		}
+	}
+}
