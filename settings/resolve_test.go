@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/rally-agent/rally/llm/apis"
 	"github.com/rally-agent/rally/retry"
 )
 
@@ -152,7 +153,7 @@ func TestResolve(t *testing.T) {
 			name: "bad --api",
 			o:    Overrides{Provider: "openai", API: "openai"},
 			env:  env(),
-			err:  `resolve provider: --api must be one of openai-completions, openai-responses, anthropic-messages, google-generative-ai, sim, got "openai"`,
+			err:  `resolve provider: --api must be one of ` + strings.Join(apis.Names(), ", ") + `, got "openai"`,
 		},
 		{
 			name: "bad --base-url",

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/rally-agent/rally/llm/apis"
 	"github.com/rally-agent/rally/session"
 )
 
@@ -46,7 +47,7 @@ func TestValidationMessages(t *testing.T) {
 			name:    "unknown enum value",
 			project: `{"retry": {"streaming": "never"}, "providers": {"x": {"api": "openai", "baseUrl": "http://h"}}}`,
 			errs: []string{
-				`.rally/settings.json: providers.x.api: must be one of "openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai", "sim", got "openai"`,
+				`.rally/settings.json: providers.x.api: must be one of ` + quotedAPIs() + `, got "openai"`,
 				`.rally/settings.json: retry.streaming: must be one of "restart", "beforeOutput", got "never"`,
 			},
 		},
@@ -121,7 +122,7 @@ func TestValidationMessages(t *testing.T) {
 			name:    "custom provider needs api and baseUrl",
 			project: `{"providers": {"a": {"baseUrl": "http://h"}, "b": {"api": "openai-responses"}}}`,
 			errs: []string{
-				`.rally/settings.json: providers.a.api: is required for a provider that is not built in: must be one of "openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai", "sim"`,
+				`.rally/settings.json: providers.a.api: is required for a provider that is not built in: must be one of ` + quotedAPIs(),
 				`.rally/settings.json: providers.b.baseUrl: is required for a provider that is not built in`,
 			},
 		},
@@ -198,10 +199,16 @@ func TestMergedErrorNamesTheFile(t *testing.T) {
 }
 
 // quotedKinds is the session's event kinds as the enum message lists them.
-func quotedKinds() string {
-	var q []string
-	for _, k := range session.EventTypes() {
-		q = append(q, strconv.Quote(string(k)))
+func quotedKinds() string { return quoted(session.EventTypes()) }
+
+// quotedAPIs is the registry's wire formats as the enum message lists
+// them, so that a new wire format needs no change here.
+func quotedAPIs() string { return quoted(apis.Names()) }
+
+func quoted[S ~string](names []S) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(string(n))
 	}
 	return strings.Join(q, ", ")
 }
