@@ -79,7 +79,7 @@ func (m *Model) bottom(w int) string {
 		if m.loader.err != "" {
 			parts = append(parts, m.st.info.Render(clipLine("  "+m.loader.err, w)))
 		}
-	} else if m.op == opCompact || m.busy() && m.state.Phase.Kind == session.PhaseCompacting {
+	} else if m.op == opCompact || (m.busy() && m.state.Phase.Kind == session.PhaseCompacting) {
 		parts = append(parts, m.st.loader.Render("Compacting… (esc to cancel)"))
 	} else if m.busy() {
 		parts = append(parts, m.st.info.Render("Working… (esc to interrupt)"))
