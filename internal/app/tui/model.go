@@ -388,23 +388,27 @@ func (m *Model) send(text string) tea.Cmd {
 		m.refreshState()
 		return nil
 	}
-	m.begin(opPrompt)
-	s, gen, ctx, wg := m.sess, m.gen, m.ctx, m.wg
-	wg.Add(1)
-	return func() tea.Msg {
-		defer wg.Done()
-		return promptDoneMsg{gen: gen, err: s.Prompt(ctx, text, session.PromptOptions{})}
-	}
+	return m.start(opPrompt, func(ctx context.Context, s Session) error {
+		return s.Prompt(ctx, text, session.PromptOptions{})
+	})
 }
 
 // busy reports an operation the UI started that has not settled.
 func (m *Model) busy() bool { return m.op != opNone }
 
-func (m *Model) begin(op operation) {
+// start begins op, which call runs in a command; its return comes back
+// as promptDoneMsg.
+func (m *Model) start(op operation, call func(context.Context, Session) error) tea.Cmd {
 	m.op = op
 	m.aborted, m.failure, m.lineDone = false, "", false
 	m.switchedTo = ""
 	m.endHookBursts()
+	s, gen, ctx, wg := m.sess, m.gen, m.ctx, m.wg
+	wg.Add(1)
+	return func() tea.Msg {
+		defer wg.Done()
+		return promptDoneMsg{gen: gen, err: call(ctx, s)}
+	}
 }
 
 // compact starts an explicit compaction.
@@ -413,15 +417,12 @@ func (m *Model) compact() tea.Cmd {
 		m.tr.add(block{kind: kInfo, text: "A run is going: /compact waits until it has settled."})
 		return nil
 	}
-	m.begin(opCompact)
-	s, gen, ctx, wg := m.sess, m.gen, m.ctx, m.wg
-	wg.Add(1)
-	return func() tea.Msg {
-		defer wg.Done()
-		// The result reaches the transcript through compaction_end.
+	return m.start(opCompact, func(ctx context.Context, s Session) error {
+		// The summary reaches the transcript through compaction_end, the
+		// result through agent_settled.
 		_, err := s.Compact(ctx)
-		return promptDoneMsg{gen: gen, err: err}
-	}
+		return err
+	})
 }
 
 // tick schedules the next countdown tick at the moment the shown seconds
