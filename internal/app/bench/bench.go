@@ -3,7 +3,7 @@
 // modes, abort latency, recovery efficiency, scale, resume), optionally
 // side by side with another agent that speaks the same RPC protocol.
 //
-// Every figure is a median and a p99 over repeated runs, measured from the
+// Every figure is a median, a min–max range and a p99 over repeated runs, measured from the
 // outside the way a user or a client sees it: a real process, real HTTP,
 // real pipes. The in-process groups (scale, journal load, abort in
 // process) measure what a Go program embedding rally gets.
@@ -71,6 +71,9 @@ type Row struct {
 type Stat struct {
 	N           int
 	Median, P99 float64
+	// Min and Max are the range of the runs: on a shared machine one
+	// figure is noise, the spread says how much.
+	Min, Max float64
 	// Err says why there is no figure (a failure, "unsupported").
 	Err string
 }
@@ -127,8 +130,11 @@ func stat(xs []float64) Stat {
 	if len(s)%2 == 0 {
 		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
 	}
-	return Stat{N: len(s), Median: med, P99: p99}
+	return Stat{N: len(s), Median: med, P99: p99, Min: s[0], Max: s[len(s)-1]}
 }
+
+// single is a figure measured once (a total over the runs).
+func single(v float64) Stat { return Stat{N: 1, Median: v, P99: v, Min: v, Max: v} }
 
 func failed(err error) Stat { return Stat{Err: err.Error()} }
 
