@@ -78,7 +78,7 @@ type Stat struct {
 	Err string
 }
 
-// Target is a budget: Op ("<", "≥" or "=") Value, checked against the median
+// Target is a budget: Op ("<", "≤", "≥" or "=") Value, checked against the median
 // or the p99.
 type Target struct {
 	Op    string
@@ -106,6 +106,8 @@ func (t Target) Met(s Stat) bool {
 	switch t.Op {
 	case "<":
 		return v < t.Value
+	case "≤":
+		return v <= t.Value
 	case "=":
 		return v == t.Value
 	}
@@ -113,6 +115,7 @@ func (t Target) Met(s Stat) bool {
 }
 
 func below(v float64) *Target     { return &Target{Op: "<", Value: v} }
+func atMost(v float64) *Target    { return &Target{Op: "≤", Value: v} }
 func below99(v float64) *Target   { return &Target{Op: "<", Value: v, P99: true} }
 func atLeast(v float64) *Target   { return &Target{Op: "≥", Value: v} }
 func exactly99(v float64) *Target { return &Target{Op: "=", Value: v, P99: true} }

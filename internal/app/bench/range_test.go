@@ -28,3 +28,14 @@ func TestStatRange(t *testing.T) {
 		t.Errorf("cells of three runs = %q", got)
 	}
 }
+
+// TestAtMost: "≤" meets its value exactly, "<" does not.
+func TestAtMost(t *testing.T) {
+	s := stat([]float64{6})
+	if !atMost(6).Met(s) || below(6).Met(s) || atMost(5.99).Met(s) {
+		t.Fatal("≤ 6 or < 6 judged wrong for 6")
+	}
+	if got := atMost(6).String(); got != "≤ 6.00" {
+		t.Errorf("String = %q", got)
+	}
+}
