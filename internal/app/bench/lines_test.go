@@ -44,17 +44,10 @@ func TestLines(t *testing.T) {
 		}{{"reads as they come", func(r io.Reader) io.Reader { return r }}, {"half reads", iotest.HalfReader}} {
 			t.Run(r.name+" window "+strconv.Itoa(size), func(t *testing.T) {
 				l := newLinesSize(r.wrap(strings.NewReader(out)), 1<<20, size)
-				var whole []string
-				for {
+				whole := readAll(t, func() (string, error) {
 					b, err := l.next()
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					whole = append(whole, string(b))
-				}
+					return string(b), err
+				})
 				if diff := cmp.Diff(wantWhole, whole); diff != "" {
 					t.Errorf("next (-want +got):\n%.2000s", diff)
 				}
@@ -62,22 +55,29 @@ func TestLines(t *testing.T) {
 					t.Errorf("counted %d bytes of %d", l.n, len(out))
 				}
 				l = newLinesSize(r.wrap(strings.NewReader(out)), 1<<20, size)
-				var types []string
-				for {
-					typ, err := l.nextType()
-					if errors.Is(err, io.EOF) {
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					types = append(types, typ)
-				}
+				types := readAll(t, l.nextType)
 				if diff := cmp.Diff(wantTypes, types); diff != "" {
 					t.Errorf("nextType (-want +got):\n%s", diff)
 				}
 			})
 		}
+	}
+}
+
+// readAll calls read up to the end of the output and returns what it
+// gave.
+func readAll(t *testing.T, read func() (string, error)) []string {
+	t.Helper()
+	var out []string
+	for {
+		s, err := read()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
 	}
 }
 
