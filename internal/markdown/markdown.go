@@ -293,9 +293,13 @@ func delimiterRow(cells []string) bool {
 }
 
 // table lays the rows out in columns as wide as their widest cell, the
-// header bold and ruled off; cells are taken as written (no inline
-// Markdown inside them).
+// header bold and ruled off, each cell's inline Markdown rendered.
 func (r *Renderer) table(rows [][]string, w int) []string {
+	for _, row := range rows {
+		for j, c := range row {
+			row[j] = r.cell(c)
+		}
+	}
 	var widths []int
 	for _, row := range rows {
 		for j, c := range row {
@@ -341,6 +345,17 @@ func inner(w, m int) int {
 		return w
 	}
 	return max(1, w-m)
+}
+
+// cell renders a table cell's inline Markdown on one line.
+func (r *Renderer) cell(c string) string {
+	src := []byte(c)
+	doc := r.p.Parse(text.NewReader(src))
+	var parts []string
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		parts = append(parts, r.inline(n, src, r.st.text))
+	}
+	return strings.Join(parts, " ")
 }
 
 func clip(s string, w int) string {

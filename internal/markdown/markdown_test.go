@@ -30,6 +30,7 @@ func TestRenderPlain(t *testing.T) {
 		{"inline code", "run `make` now", "run make now", 80},
 		{"rule", "a\n\n---\n\nb", "a\n\n───\n\nb", 3},
 		{"table", "| a | bb |\n|---|:--:|\n| 1 | 2 |", "a │ bb\n──┼───\n1 │ 2", 80},
+		{"inline Markdown in cells", "| `x` | **y** |\n|---|---|\n| [a](u) | 2 |", "x     │ y\n──────┼──\na (u) │ 2", 80},
 		{"pipes without a delimiter row are text", "| a |\n| b |", "| a | | b |", 80},
 		{"escapes and entities", `1 \* 2 &amp; 3`, "1 * 2 & 3", 80},
 	}
