@@ -111,7 +111,7 @@ func (r *Renderer) highlight(language string, body string) []string {
 				cur = ""
 			}
 			if part != "" {
-				cur += r.st.code[k].Render(part)
+				cur += r.st.code[k].render(part)
 			}
 		}
 	}

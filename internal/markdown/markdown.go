@@ -97,15 +97,15 @@ func (r *Renderer) block(n ast.Node, src []byte, w int) []string {
 		return r.wrapped(r.inline(n, src, st.text), w)
 	case *ast.Heading:
 		head := strings.Repeat("#", n.Level) + " "
-		return r.wrapped(st.heading.Render(head)+r.inline(n, src, st.heading), w)
+		return r.wrapped(st.heading.render(head)+r.inline(n, src, st.heading), w)
 	case *ast.ThematicBreak:
-		return []string{st.rule.Render(strings.Repeat("─", max(3, min(w, 80))))}
+		return []string{st.rule.render(strings.Repeat("─", max(3, min(w, 80))))}
 	case *ast.FencedCodeBlock:
 		return r.code(string(n.Language(src)), n.Lines(), src, w)
 	case *ast.CodeBlock:
 		return r.code("", n.Lines(), src, w)
 	case *ast.Blockquote:
-		bar := st.quote.Render("│ ")
+		bar := st.quote.render("│ ")
 		ls := r.blocks(n, src, inner(w, 2), true)
 		for i := range ls {
 			ls[i] = bar + ls[i]
@@ -146,7 +146,7 @@ func (r *Renderer) list(l *ast.List, src []byte, w int) []string {
 		pad := strings.Repeat(" ", mw)
 		for i, line := range ls {
 			if i == 0 {
-				out = append(out, r.st.bullet.Render(mark)+line)
+				out = append(out, r.st.bullet.render(mark)+line)
 			} else {
 				out = append(out, pad+line)
 			}
@@ -183,13 +183,13 @@ func (r *Renderer) code(language string, segs *text.Segments, src []byte, w int)
 // style of every emphasis, link or code span around it (styles are
 // combined per run, as a reset inside a nested span would end the outer
 // one).
-func (r *Renderer) inline(n ast.Node, src []byte, s lipgloss.Style) string {
+func (r *Renderer) inline(n ast.Node, src []byte, s style) string {
 	var b strings.Builder
 	r.inlineTo(&b, n, src, s)
 	return b.String()
 }
 
-func (r *Renderer) inlineTo(b *strings.Builder, n ast.Node, src []byte, s lipgloss.Style) {
+func (r *Renderer) inlineTo(b *strings.Builder, n ast.Node, src []byte, s style) {
 	st := &r.st
 	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
 		switch c := c.(type) {
@@ -200,7 +200,7 @@ func (r *Renderer) inlineTo(b *strings.Builder, n ast.Node, src []byte, s lipglo
 				// escapes and character references.
 				v = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(v)))
 			}
-			b.WriteString(s.Render(string(v)))
+			b.WriteString(s.render(string(v)))
 			switch {
 			case c.HardLineBreak():
 				b.WriteString("\n")
@@ -208,34 +208,34 @@ func (r *Renderer) inlineTo(b *strings.Builder, n ast.Node, src []byte, s lipglo
 				b.WriteString(" ")
 			}
 		case *ast.String:
-			b.WriteString(s.Render(string(c.Value)))
+			b.WriteString(s.render(string(c.Value)))
 		case *ast.CodeSpan:
-			b.WriteString(st.inlineCode.Render(string(c.Text(src))))
+			b.WriteString(st.inlineCode.render(string(c.Text(src))))
 		case *ast.Emphasis:
 			switch {
 			case st.plain:
 				r.inlineTo(b, c, src, s)
 			case c.Level >= 2:
-				r.inlineTo(b, c, src, s.Bold(true))
+				r.inlineTo(b, c, src, s.bold())
 			default:
-				r.inlineTo(b, c, src, s.Italic(true))
+				r.inlineTo(b, c, src, s.italic())
 			}
 		case *ast.Link:
 			before := b.Len()
-			r.inlineTo(b, c, src, st.link.Inherit(s))
+			r.inlineTo(b, c, src, s.with(st.link))
 			if dest := string(c.Destination); dest != "" && !strings.Contains(b.String()[before:], dest) {
-				b.WriteString(" " + st.url.Render("("+dest+")"))
+				b.WriteString(" " + st.url.render("("+dest+")"))
 			}
 		case *ast.AutoLink:
-			b.WriteString(st.link.Inherit(s).Render(string(c.URL(src))))
+			b.WriteString(s.with(st.link).render(string(c.URL(src))))
 		case *ast.Image:
-			b.WriteString(s.Render("[image: " + string(c.Text(src)) + "]"))
+			b.WriteString(s.render("[image: " + string(c.Text(src)) + "]"))
 			if dest := string(c.Destination); dest != "" {
-				b.WriteString(" " + st.url.Render("("+dest+")"))
+				b.WriteString(" " + st.url.render("("+dest+")"))
 			}
 		case *ast.RawHTML:
 			for i := 0; i < c.Segments.Len(); i++ {
-				b.WriteString(s.Render(string(atValue(c.Segments, i, src))))
+				b.WriteString(s.render(string(atValue(c.Segments, i, src))))
 			}
 		default:
 			r.inlineTo(b, c, src, s)
@@ -318,11 +318,11 @@ func (r *Renderer) table(rows [][]string, w int) []string {
 				c = row[j]
 			}
 			if j > 0 {
-				b.WriteString(r.st.rule.Render(" │ "))
+				b.WriteString(r.st.rule.render(" │ "))
 			}
 			cell := c + strings.Repeat(" ", widths[j]-ansi.StringWidth(c))
 			if i == 0 && !r.st.plain {
-				cell = r.st.text.Bold(true).Render(cell)
+				cell = r.st.text.bold().render(cell)
 			}
 			b.WriteString(cell)
 		}
@@ -332,7 +332,7 @@ func (r *Renderer) table(rows [][]string, w int) []string {
 			for _, cw := range widths {
 				rule = append(rule, strings.Repeat("─", cw))
 			}
-			out = append(out, r.st.rule.Render(clip(strings.Join(rule, "─┼─"), w)))
+			out = append(out, r.st.rule.render(clip(strings.Join(rule, "─┼─"), w)))
 		}
 	}
 	return out
@@ -368,9 +368,9 @@ func clip(s string, w int) string {
 // palette is the styles of one theme.
 type palette struct {
 	plain                              bool
-	text, heading, rule, quote, bullet lipgloss.Style
-	inlineCode, link, url              lipgloss.Style
-	code                               [numKinds]lipgloss.Style
+	text, heading, rule, quote, bullet style
+	inlineCode, link, url              style
+	code                               [numKinds]style
 }
 
 func newPalette(t Theme) palette {
@@ -379,28 +379,26 @@ func newPalette(t Theme) palette {
 		p.plain = true
 		return p
 	}
-	c := func(dark, light string) lipgloss.Style {
+	c := func(dark, light string) style {
 		if t == Light {
-			return lipgloss.NewStyle().Foreground(lipgloss.Color(light))
+			return fg(light)
 		}
-		return lipgloss.NewStyle().Foreground(lipgloss.Color(dark))
+		return fg(dark)
 	}
-	p.heading = c("39", "27").Bold(true)
+	p.heading = c("39", "27").bold()
 	p.rule = c("240", "250")
 	p.quote = c("244", "244")
 	p.bullet = c("245", "242")
 	p.inlineCode = c("203", "160")
-	// Colour alone: lipgloss underlines rune by rune, an escape sequence
-	// per character.
-	p.link = c("37", "30")
+	p.link = c("37", "30").with(style{"4"}) // underlined
 	p.url = c("244", "244")
-	p.code = [numKinds]lipgloss.Style{
+	p.code = [numKinds]style{
 		plain:   c("252", "235"),
-		keyword: c("204", "161").Bold(true),
+		keyword: c("204", "161").bold(),
 		builtin: c("81", "31"),
 		str:     c("186", "64"),
 		number:  c("141", "91"),
-		comment: c("244", "246").Italic(true),
+		comment: c("244", "246").italic(),
 	}
 	return p
 }

@@ -54,17 +54,17 @@ func TestHighlight(t *testing.T) {
 		want      []string // rendered pieces that must appear
 	}{
 		{"go", "```go\nfunc f() string { // note\n\treturn \"s\" + `r` + 42\n}\n```", []string{
-			code[keyword].Render("func"), code[builtin].Render("string"), code[comment].Render("// note"),
-			code[keyword].Render("return"), code[str].Render(`"s"`), code[str].Render("`r`"), code[number].Render("42"),
+			code[keyword].render("func"), code[builtin].render("string"), code[comment].render("// note"),
+			code[keyword].render("return"), code[str].render(`"s"`), code[str].render("`r`"), code[number].render("42"),
 		}},
 		{"python", "```python\ndef f(): # c\n    return None\n```", []string{
-			code[keyword].Render("def"), code[comment].Render("# c"), code[builtin].Render("None"),
+			code[keyword].render("def"), code[comment].render("# c"), code[builtin].render("None"),
 		}},
 		{"shell with options after the language", "```bash title=x\necho 'a b' # c\n```", []string{
-			code[builtin].Render("echo"), code[str].Render("'a b'"), code[comment].Render("# c"),
+			code[builtin].render("echo"), code[str].render("'a b'"), code[comment].render("# c"),
 		}},
-		{"diff", "```diff\n-old\n+new\n```", []string{code[keyword].Render("-old"), code[str].Render("+new")}},
-		{"unknown language", "```nosuch\nfunc x\n```", []string{code[plain].Render("func x")}},
+		{"diff", "```diff\n-old\n+new\n```", []string{code[keyword].render("-old"), code[str].render("+new")}},
+		{"unknown language", "```nosuch\nfunc x\n```", []string{code[plain].render("func x")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestStylesStayOnTheirLine(t *testing.T) {
 			t.Errorf("line does not end reset: %q", line)
 		}
 	}
-	for _, want := range []string{r.st.code[comment].Render("two */"), r.st.code[str].Render("b`")} {
+	for _, want := range []string{r.st.code[comment].render("two */"), r.st.code[str].render("b`")} {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q not in %q", want, out)
 		}
@@ -101,7 +101,7 @@ func TestStylesStayOnTheirLine(t *testing.T) {
 func TestNestedEmphasis(t *testing.T) {
 	r := New(80, Dark)
 	out := r.Render("**a `c` b**")
-	if want := r.st.text.Bold(true).Render(" b"); !strings.Contains(out, want) {
+	if want := r.st.text.bold().render(" b"); !strings.Contains(out, want) {
 		t.Fatalf("%q not in %q", want, out)
 	}
 }
