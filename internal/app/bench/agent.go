@@ -11,10 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/rally-agent/rally/internal/jsonl"
 )
 
 // Agent is a program that speaks the RPC protocol of DESIGN §6, and how to
@@ -114,13 +111,13 @@ func writeJSON(path string, v any) error {
 }
 
 // proc is an agent process driven line by line: lines are matched in
-// place, never decoded unless they are responses, so that reading is not
-// what a measurement measures.
+// place, never decoded unless they are responses, and a long one is not
+// even copied (lines.go), so that reading is not what a measurement
+// measures.
 type proc struct {
 	cmd    *exec.Cmd
 	in     io.WriteCloser
-	lines  *jsonl.Reader
-	read   *counter
+	out    *lines
 	stderr *limited
 }
 
@@ -137,12 +134,11 @@ func startProc(cmd *exec.Cmd) (*proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	p := &proc{cmd: cmd, in: in, read: &counter{r: out}, stderr: &limited{n: 64 << 10}}
+	p := &proc{cmd: cmd, in: in, out: newLines(out, maxLine), stderr: &limited{n: 64 << 10}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("bench: start %s: %w", cmd.Path, err)
 	}
-	p.lines = jsonl.NewReader(p.read, maxLine)
 	return p, nil
 }
 
@@ -155,11 +151,21 @@ func (p *proc) send(line string) error {
 
 // next returns the next line, valid until the following call.
 func (p *proc) next() ([]byte, error) {
-	l, err := p.lines.Next()
+	l, err := p.out.next()
 	if err != nil {
 		return nil, p.fail(fmt.Errorf("read output: %w", err))
 	}
 	return l, nil
+}
+
+// nextType returns the type of the next line, reading no more of a long
+// line than its ends.
+func (p *proc) nextType() (string, error) {
+	t, err := p.out.nextType()
+	if err != nil {
+		return "", p.fail(fmt.Errorf("read output: %w", err))
+	}
+	return t, nil
 }
 
 // fail adds the start of what the process said on stderr to err: where
@@ -226,7 +232,7 @@ func (p *proc) call(id, cmd string) (response, error) {
 // stop closes stdin and waits for the process to exit.
 func (p *proc) stop() error {
 	_ = p.in.Close()
-	_, _ = io.Copy(io.Discard, p.read)
+	p.out.drain()
 	return p.cmd.Wait()
 }
 
@@ -252,18 +258,6 @@ func lineType(l []byte) string {
 		}
 	}
 	return ""
-}
-
-// counter counts the bytes read through it.
-type counter struct {
-	r io.Reader
-	n atomic.Int64
-}
-
-func (c *counter) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
 }
 
 // limited keeps the first n bytes written to it and drops the rest. It

@@ -3,7 +3,7 @@
 // modes, abort latency, recovery efficiency, scale, resume), optionally
 // side by side with another agent that speaks the same RPC protocol.
 //
-// Every figure is a median and a p99 over repeated runs, measured from the
+// Every figure is a median, a min–max range and a p99 over repeated runs, measured from the
 // outside the way a user or a client sees it: a real process, real HTTP,
 // real pipes. The in-process groups (scale, journal load, abort in
 // process) measure what a Go program embedding rally gets.
@@ -71,11 +71,14 @@ type Row struct {
 type Stat struct {
 	N           int
 	Median, P99 float64
+	// Min and Max are the range of the runs: on a shared machine one
+	// figure is noise, the spread says how much.
+	Min, Max float64
 	// Err says why there is no figure (a failure, "unsupported").
 	Err string
 }
 
-// Target is a budget: Op ("<", "≥" or "=") Value, checked against the median
+// Target is a budget: Op ("<", "≤", "≥" or "=") Value, checked against the median
 // or the p99.
 type Target struct {
 	Op    string
@@ -103,6 +106,8 @@ func (t Target) Met(s Stat) bool {
 	switch t.Op {
 	case "<":
 		return v < t.Value
+	case "≤":
+		return v <= t.Value
 	case "=":
 		return v == t.Value
 	}
@@ -110,6 +115,7 @@ func (t Target) Met(s Stat) bool {
 }
 
 func below(v float64) *Target     { return &Target{Op: "<", Value: v} }
+func atMost(v float64) *Target    { return &Target{Op: "≤", Value: v} }
 func below99(v float64) *Target   { return &Target{Op: "<", Value: v, P99: true} }
 func atLeast(v float64) *Target   { return &Target{Op: "≥", Value: v} }
 func exactly99(v float64) *Target { return &Target{Op: "=", Value: v, P99: true} }
@@ -127,8 +133,11 @@ func stat(xs []float64) Stat {
 	if len(s)%2 == 0 {
 		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
 	}
-	return Stat{N: len(s), Median: med, P99: p99}
+	return Stat{N: len(s), Median: med, P99: p99, Min: s[0], Max: s[len(s)-1]}
 }
+
+// single is a figure measured once (a total over the runs).
+func single(v float64) Stat { return Stat{N: 1, Median: v, P99: v, Min: v, Max: v} }
 
 func failed(err error) Stat { return Stat{Err: err.Error()} }
 

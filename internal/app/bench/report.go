@@ -7,17 +7,17 @@ import (
 	"strings"
 )
 
-// Write prints rows as a Markdown table: rally's median and p99, the
+// Write prints rows as a Markdown table: rally's median, range and p99, the
 // compared agent's when there is one with the ratio (how many times
 // better rally is: other ÷ rally for a cost, rally ÷ other for a rate),
 // the target and whether rally met it.
 func Write(w io.Writer, rows []Row, other string) error {
 	var b strings.Builder
-	head := "| group | measurement | unit | rally median | rally p99 |"
-	rule := "| --- | --- | --- | ---: | ---: |"
+	head := "| group | measurement | unit | rally median | rally min–max | rally p99 |"
+	rule := "| --- | --- | --- | ---: | ---: | ---: |"
 	if other != "" {
-		head += fmt.Sprintf(" %s median | %s p99 | rally advantage |", other, other)
-		rule += " ---: | ---: | ---: |"
+		head += fmt.Sprintf(" %s median | %s min–max | %s p99 | rally advantage |", other, other, other)
+		rule += " ---: | ---: | ---: | ---: |"
 	}
 	b.WriteString(head + " target | met | note |\n" + rule + " --- | --- | --- |\n")
 	for _, r := range rows {
@@ -38,15 +38,20 @@ func Write(w io.Writer, rows []Row, other string) error {
 	return err
 }
 
-// cells is a stat's median and p99 cells, or its error across both.
+// cells is a stat's median, range and p99 cells (no range for a figure
+// measured once), or its error and dashes.
 func cells(s Stat) string {
 	switch {
 	case s.Err != "":
-		return escape(shorten(s.Err)) + " | –"
+		return escape(shorten(s.Err)) + " | – | –"
 	case s.N == 0:
-		return "– | –"
+		return "– | – | –"
 	}
-	return num(s.Median) + " | " + num(s.P99)
+	spread := "–"
+	if s.N > 1 {
+		spread = num(s.Min) + "–" + num(s.Max)
+	}
+	return num(s.Median) + " | " + spread + " | " + num(s.P99)
 }
 
 func ratio(r Row) string {

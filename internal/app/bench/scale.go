@@ -93,7 +93,7 @@ func (r *runner) scale(ctx context.Context) []Row {
 			rows = append(rows, Row{Group: "scale", Name: name, Rally: failed(err)})
 			continue
 		}
-		one := func(v float64) Stat { return Stat{N: 1, Median: v, P99: v} }
+		one := single
 		settledRow := Row{Group: "scale", Name: name + ": settled", Unit: "%", Higher: true, Rally: one(100 * float64(res.Settled) / float64(n)),
 			Note: fmt.Sprintf("%d succeeded, %d final errors, %.1f s", res.Succeeded, res.Settled-res.Succeeded, res.Seconds)}
 		if n == 10000 {

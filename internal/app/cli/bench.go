@@ -39,8 +39,8 @@ func newBenchCmd(s streams) *cobra.Command {
 		Long: `bench starts the fake LLM on loopback and measures this rally binary: cold
 start, streaming deltas/s in both event modes, abort latency, recovery
 efficiency, N concurrent sessions with random faults, and resume of long
-sessions. Each figure is a median and p99 over repeated runs, printed as a
-Markdown table with the issue's targets.
+sessions. Each figure is a median, a min–max range and a p99 over repeated
+runs (--runs), printed as a Markdown table with the issue's targets.
 
 --compare runs the RPC measurements against another agent that speaks the
 same protocol (words split at spaces, no shell quoting), configured as the

@@ -3,11 +3,10 @@ package tui
 import (
 	"strings"
 
-	"charm.land/glamour/v2"
-	gstyles "charm.land/glamour/v2/styles"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/rally-agent/rally/internal/markdown"
 	"github.com/rally-agent/rally/internal/termsafe"
 	"github.com/rally-agent/rally/llm"
 )
@@ -63,7 +62,7 @@ type transcript struct {
 	expanded map[blockKind]bool
 	offset   int // lines scrolled up from the bottom
 	msgSeq   int // the current assistant message
-	md       *glamour.TermRenderer
+	md       *markdown.Renderer
 	mdWidth  int
 	mdDark   bool
 }
@@ -344,34 +343,22 @@ func (t *transcript) renderTool(c *toolCall, w int) string {
 	return b.String()
 }
 
-// markdown renders finished assistant text; on failure the text stays
-// plain.
+// markdown renders finished assistant text. The renderer is built on
+// the first answer that needs it (and again when the width or the
+// background changes), so a process that never shows one never pays
+// for it.
 func (t *transcript) markdown(text string, w int) string {
 	if t.md == nil || t.mdWidth != w || t.mdDark != t.dark {
-		style := gstyles.DarkStyleConfig
+		theme := markdown.Dark
 		switch {
 		case t.st.noColor:
-			style = gstyles.NoTTYStyleConfig
+			theme = markdown.Plain
 		case !t.dark:
-			style = gstyles.LightStyleConfig
+			theme = markdown.Light
 		}
-		zero := uint(0)
-		style.Document.Margin = &zero
-		md, err := glamour.NewTermRenderer(glamour.WithStyles(style), glamour.WithWordWrap(w))
-		if err != nil {
-			return wrap(text, w)
-		}
-		t.md, t.mdWidth, t.mdDark = md, w, t.dark
+		t.md, t.mdWidth, t.mdDark = markdown.New(w, theme), w, t.dark
 	}
-	out, err := t.md.Render(text)
-	if err != nil {
-		return wrap(text, w)
-	}
-	lines := strings.Split(strings.Trim(out, "\n"), "\n")
-	for i := range lines {
-		lines[i] = strings.TrimRight(lines[i], " ")
-	}
-	return strings.Join(lines, "\n")
+	return t.md.Render(text)
 }
 
 // tabStop is the terminal's: a tab moves to the next multiple of 8.
