@@ -16,6 +16,20 @@ import (
 // nothing running once a real rally run ends, whether the hook exits or
 // is killed at its timeout: rally adopted it as a child subreaper and
 // killed it when the hook's run ended.
+// agentEndHook writes a project settings file with one hook on agent_end
+// that runs script with sh.
+func agentEndHook(t *testing.T, script string, timeoutMs int) {
+	t.Helper()
+	if err := os.MkdirAll(".rally", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hook := map[string]any{"on": []string{"agent_end"}, "command": []string{"sh", "-c", script}, "timeoutMs": timeoutMs}
+	b, _ := json.Marshal(map[string]any{"hooks": []any{hook}})
+	if err := os.WriteFile(".rally/settings.json", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestHookEnvClearedSetsidChildDies(t *testing.T) {
 	const orphan = `env -i setsid sh -c 'echo $$ > escaped.pid; exec sleep 60' </dev/null >/dev/null 2>&1 &
 while [ ! -s escaped.pid ]; do sleep 0.01; done`
@@ -30,14 +44,7 @@ while [ ! -s escaped.pid ]; do sleep 0.01; done`
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			isolate(t)
-			if err := os.MkdirAll(".rally", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			hook := map[string]any{"on": []string{"agent_end"}, "command": []string{"sh", "-c", tt.script}, "timeoutMs": tt.timeoutMs}
-			b, _ := json.Marshal(map[string]any{"hooks": []any{hook}, "hooksGraceMs": 10000})
-			if err := os.WriteFile(".rally/settings.json", b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			agentEndHook(t, tt.script, tt.timeoutMs)
 			out, errOut, code := runMain(t, tt.args...)
 			wd, _ := os.Getwd()
 			pid := proctest.Pid(t, filepath.Join(wd, "escaped.pid"))
