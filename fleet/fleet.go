@@ -189,9 +189,24 @@ func (f *Fleet) do(ctx context.Context, op string, fn func(ctx context.Context, 
 	if f.local.Load() {
 		return ErrLocal
 	}
-	cctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	err := fn(cctx, f.rdb)
+	// The client watches a deadline, not a cancellation, while it waits
+	// on the socket: a Redis that accepted the connection and went silent
+	// would hold a Ctrl-C for the whole timeout (issue 24). So the
+	// exchange runs aside, and a cancellation returns at once, leaving it
+	// the timeout at most to end; callers read what fn filled in only
+	// when do returns nil.
+	done := make(chan error, 1)
+	go func() {
+		cctx, cancel := context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+		done <- fn(cctx, f.rdb)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	switch {
 	case err == nil, errors.Is(err, redis.Nil):
 		return err

@@ -175,6 +175,7 @@ var patternNames = map[string]string{
 	"^[^/]+/.+$":               `a "provider/model" string`,
 	"^[A-Za-z_][A-Za-z0-9_]*$": "an environment variable name",
 	providerName:               "a name of letters, digits, - and _",
+	"^(/|~/|~$)":               "an absolute path, or one under ~/ (the home directory)",
 }
 
 // want says what n accepts, e.g. "an integer from 0 to 100".

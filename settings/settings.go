@@ -131,7 +131,9 @@ type Tools struct {
 	// "off".
 	Sandbox string `json:"sandbox" jsonschema:"enum=workspace,enum=off,default=workspace" jsonschema_description:"workspace: on Linux, bash commands and everything they start run under a Landlock ruleset: auth.json and auth-marks.json cannot be opened at all, and writes go only to the working directory, the temporary directory and sandboxPaths. off: no sandbox (the command-line check and the redactor still apply)."`
 	// SandboxPaths are more directories sandboxed commands may write.
-	SandboxPaths []string `json:"sandboxPaths" jsonschema:"minLength=1" jsonschema_description:"More directories (or files) sandboxed bash commands may write, e.g. ~/.cache/go-build."`
+	// Each is absolute or starts at the home directory (~/): a relative
+	// path would mean wherever rally happens to start.
+	SandboxPaths []string `json:"sandboxPaths" jsonschema:"minLength=1,pattern=^(/|~/|~$)" jsonschema_description:"More directories (or files) sandboxed bash commands may write, e.g. ~/.cache/go-build: absolute paths, or ~/ for the home directory."`
 	// SandboxNoNetwork refuses TCP to sandboxed commands.
 	SandboxNoNetwork bool `json:"sandboxNoNetwork" jsonschema:"default=false" jsonschema_description:"true: sandboxed bash commands can neither connect nor listen over TCP (Landlock ABI 4, Linux 6.7)."`
 }

@@ -61,62 +61,74 @@ const (
 // again at every user message and ends at the first answer that did not
 // fail. Resuming needs none of it, so Load leaves it to the viewer.
 func (ld *Loaded) EstimateDecisions() {
-	attempt := 0
+	var est DecisionEstimator
 	for i := range ld.Entries {
-		e := &ld.Entries[i]
-		m := e.Message
-		if e.Type != "message" || m == nil {
-			continue
-		}
-		if m.Role == llm.User {
-			attempt = 0
-		}
-		if m.Role != llm.Assistant {
-			continue
-		}
-		if d := e.Decision(); d != nil {
-			attempt = max(attempt, d.Attempt)
-			if d.End != "" {
-				attempt = 0
-			}
-			continue
-		}
-		switch m.StopReason {
-		case llm.Error:
-		case llm.Aborted:
-			e.setDecision(&Decision{Attempt: attempt, End: EndCancelled, Estimated: true})
-			attempt = 0
-			continue
-		default:
-			if attempt > 0 {
-				e.setDecision(&Decision{Attempt: attempt, End: EndSucceeded, Estimated: true})
-			}
-			attempt = 0
-			continue
-		}
-		f := retry.Failure{Provider: m.Provider, Body: m.ErrorMessage}
-		class := retry.Classify(f).Class
-		d := &Decision{Class: class.String(), Estimated: true}
-		switch {
-		case !e.Retried:
-			d.Attempt, d.End = attempt, EndFailed
-			attempt = 0
-		case class == retry.ContextOverflow:
-			d.Attempt, d.End = attempt, EndCompaction
-			attempt = 0
-		default:
-			if !class.Retryable() {
-				// Retried, so rally saw it as transient: the stored text
-				// lost what told it so (an idle timeout's Go error type).
-				class = retry.Transient
-				d.Class = class.String()
-			}
-			attempt++
-			d.Attempt = attempt
-			d.DelayMs = estimateDelay(class, attempt, f, unixTime(m.Timestamp)).Milliseconds()
-		}
-		e.setDecision(d)
+		est.Next(&ld.Entries[i])
 	}
+}
+
+// DecisionEstimator is EstimateDecisions one entry at a time, for a viewer
+// that reads a file entry by entry (Scan). The zero value starts at the
+// top of a file; a copy taken between two entries goes on from there.
+type DecisionEstimator struct {
+	attempt int // retries so far in the current chain
+}
+
+// Next fills in e's decision, if the file did not record it and e is a
+// failed or aborted call or the answer ending a retry chain.
+func (est *DecisionEstimator) Next(e *Entry) {
+	m := e.Message
+	if e.Type != "message" || m == nil {
+		return
+	}
+	if m.Role == llm.User {
+		est.attempt = 0
+	}
+	if m.Role != llm.Assistant {
+		return
+	}
+	if d := e.Decision(); d != nil {
+		est.attempt = max(est.attempt, d.Attempt)
+		if d.End != "" {
+			est.attempt = 0
+		}
+		return
+	}
+	switch m.StopReason {
+	case llm.Error:
+	case llm.Aborted:
+		e.setDecision(&Decision{Attempt: est.attempt, End: EndCancelled, Estimated: true})
+		est.attempt = 0
+		return
+	default:
+		if est.attempt > 0 {
+			e.setDecision(&Decision{Attempt: est.attempt, End: EndSucceeded, Estimated: true})
+		}
+		est.attempt = 0
+		return
+	}
+	f := retry.Failure{Provider: m.Provider, Body: m.ErrorMessage}
+	class := retry.Classify(f).Class
+	d := &Decision{Class: class.String(), Estimated: true}
+	switch {
+	case !e.Retried:
+		d.Attempt, d.End = est.attempt, EndFailed
+		est.attempt = 0
+	case class == retry.ContextOverflow:
+		d.Attempt, d.End = est.attempt, EndCompaction
+		est.attempt = 0
+	default:
+		if !class.Retryable() {
+			// Retried, so rally saw it as transient: the stored text
+			// lost what told it so (an idle timeout's Go error type).
+			class = retry.Transient
+			d.Class = class.String()
+		}
+		est.attempt++
+		d.Attempt = est.attempt
+		d.DelayMs = estimateDelay(class, est.attempt, f, unixTime(m.Timestamp)).Milliseconds()
+	}
+	e.setDecision(d)
 }
 
 func (e *Entry) setDecision(d *Decision) {

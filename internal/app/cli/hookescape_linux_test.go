@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,14 +26,7 @@ func TestHookSetsidChildDies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			isolate(t)
-			if err := os.MkdirAll(".rally", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			hook := map[string]any{"on": []string{"agent_end"}, "command": []string{"sh", "-c", tt.script}, "timeoutMs": tt.timeoutMs}
-			b, _ := json.Marshal(map[string]any{"hooks": []any{hook}})
-			if err := os.WriteFile(".rally/settings.json", b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			agentEndHook(t, tt.script, tt.timeoutMs)
 			_, errOut, _ := runMain(t, "hooks", "test", "agent_end")
 			wd, _ := os.Getwd()
 			pid := proctest.Pid(t, filepath.Join(wd, "escaped.pid"))

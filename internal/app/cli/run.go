@@ -312,6 +312,12 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 		env.close()
 		return nil, err
 	}
+	// A signal while the credentials were chosen (a fleet Redis that does
+	// not answer, say) ends start-up here: nothing is opened after it.
+	if err := ctx.Err(); err != nil {
+		env.close()
+		return nil, err
+	}
 	if err := env.openJournal(f, home, cwd, &cfg, s.err); err != nil {
 		env.close()
 		return nil, err

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,10 +64,19 @@ func sandboxStart(home, cwd string, t settings.Tools, warn func(string)) func(*e
 	}
 	write := []string{cwd, os.TempDir()}
 	for _, p := range t.SandboxPaths {
-		if rest, ok := strings.CutPrefix(p, "~/"); ok {
-			if h, err := os.UserHomeDir(); err == nil {
-				p = filepath.Join(h, rest)
+		// The settings check let through only absolute paths and ~/….
+		if p == "~" || strings.HasPrefix(p, "~/") {
+			h, err := os.UserHomeDir()
+			if err != nil {
+				warn(fmt.Sprintf("tools.sandboxPaths: %s left out: %v", p, err))
+				continue
 			}
+			p = filepath.Join(h, p[1:])
+		}
+		if _, err := os.Stat(p); err != nil {
+			// Landlock grants only what exists; a command could not
+			// create it either, so say so rather than fail later.
+			warn(fmt.Sprintf("tools.sandboxPaths: %s: %v; commands cannot write there", p, errors.Unwrap(err)))
 		}
 		write = append(write, p)
 	}

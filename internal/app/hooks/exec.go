@@ -86,13 +86,16 @@ func (r *Runner) run(ctx context.Context, i int, j job) Result {
 	proc.Group(cmd)
 
 	start := time.Now()
+	escaped := proc.Escaped() // a tool's, or another hook's, from before
 	err := cmd.Start()
 	if err == nil {
 		err = cmd.Wait()
 		// The hook is its process group: what it left running goes too,
-		// and what left the group, by its mark.
+		// what left the group, by its mark, and what left its session and
+		// its environment too, as an orphan rally adopted (Linux).
 		proc.KillGroup(cmd.Process.Pid)
 		proc.KillMarked(mark)
+		proc.KillEscaped(escaped)
 	}
 	res.Duration = time.Since(start)
 	res.Stdout, res.Stderr = stdout.String(), stderr.String()

@@ -34,6 +34,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rally-agent/rally/internal/proc"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
 )
@@ -150,6 +151,9 @@ type Runner struct {
 	// bound test watches it).
 	queued atomic.Int64
 
+	// unadopt ends what New's proc.AdoptOrphans started.
+	unadopt func()
+
 	mu     sync.Mutex
 	closed bool
 }
@@ -188,6 +192,13 @@ func New(cfg Config) *Runner {
 	}
 	r.env = cleanEnv(base)
 	r.ctx, r.kill = context.WithCancelCause(context.Background())
+	r.unadopt = func() {}
+	if len(cfg.Hooks) > 0 {
+		// Orphans a hook leaves come to rally, not init (Linux), so that
+		// run finds them even in a session and an environment of their
+		// own (setsid, env -i).
+		r.unadopt, _ = proc.AdoptOrphans()
+	}
 	for i, h := range cfg.Hooks {
 		w := &worker{i: i, hook: h, on: map[string]bool{}, queue: make(chan job, cfg.QueueLen)}
 		for _, name := range h.On {
@@ -312,6 +323,7 @@ func (r *Runner) Close(ctx context.Context) error {
 	go func() { r.wg.Wait(); close(done) }()
 	grace := time.NewTimer(r.cfg.Grace)
 	defer grace.Stop()
+	defer r.unadopt() // after the last run's cleanup
 	select {
 	case <-done:
 		r.kill(nil)

@@ -231,44 +231,41 @@ func (e *entryView) setCall(start, end time.Time) {
 	}
 }
 
-// summarize fills the sessionInfo of v from its entries, and prepares
-// them for the transcript.
-func (v *sessionView) summarize() {
-	for i := range v.Entries {
-		e := &v.Entries[i]
-		e.prepare()
-		if !e.End.IsZero() {
-			if v.Start.IsZero() {
-				v.Start = e.End
-			}
-			v.End = e.End
+// count adds entry e to the sessionInfo of v, and prepares it for the
+// transcript. Entries come one at a time, in file order (scanSession).
+func (v *sessionView) count(e *entryView) {
+	e.prepare()
+	if !e.End.IsZero() {
+		if v.Start.IsZero() {
+			v.Start = e.End
 		}
-		if e.Type != "message" {
-			continue
+		v.End = e.End
+	}
+	if e.Type != "message" {
+		return
+	}
+	if e.Kind == kindUser && v.Title == "" {
+		v.Title = firstLine(e.Blocks)
+	}
+	if e.Kind == kindAssistant {
+		v.Calls++
+		if e.Model != "" {
+			v.Model = e.Model
 		}
-		if e.Kind == kindUser && v.Title == "" {
-			v.Title = firstLine(e.Blocks)
-		}
-		if e.Kind == kindAssistant {
-			v.Calls++
-			if e.Model != "" {
-				v.Model = e.Model
-			}
-		}
-		switch {
-		case e.retriedCall():
-			v.Retries++
-		case !e.Failed():
-		case e.ChainEnd == "compaction":
-			v.Compacted++
-		case e.ChainEnd == "cancelled":
-			v.Cancelled++
-		default:
-			v.Failed++
-		}
-		if !e.Retried { // a retried entry is out of the context
-			v.Messages++
-		}
+	}
+	switch {
+	case e.retriedCall():
+		v.Retries++
+	case !e.Failed():
+	case e.ChainEnd == "compaction":
+		v.Compacted++
+	case e.ChainEnd == "cancelled":
+		v.Cancelled++
+	default:
+		v.Failed++
+	}
+	if !e.Retried { // a retried entry is out of the context
+		v.Messages++
 	}
 }
 
@@ -374,7 +371,7 @@ func (s *summaries) read(ctx context.Context, f sessionFile) sessionInfo {
 		return sessionInfo{Name: f.Name, Err: err.Error()}
 	}
 	defer release()
-	v, err := loadSession(s.dir, f.Name, s.keys)
+	v, _, _, err := scanSession(ctx, s.dir, f.Name, s.keys)
 	if err != nil {
 		return sessionInfo{Name: f.Name, Err: err.Error()}
 	}

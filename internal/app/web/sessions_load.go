@@ -1,11 +1,12 @@
 package web
 
 // Every read of a session file is in this file, through the journal
-// package's public API (journal.Load and its Loaded/Entry types), and
+// package's public API (journal.Scan and its Entry type), and
 // everything it reads is turned into the console's own view types at once.
 // When persistence changes, only this file does.
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -59,54 +60,130 @@ func validSessionName(name string) bool {
 // says "no such session" (404).
 var errNotSession = fmt.Errorf("not a session file: %w", fs.ErrNotExist)
 
-// loadSession reads one session file of dir into the transcript view,
-// with keys and key-shaped tokens hidden (redactView).
+// loadSession reads the first page of a session file of dir into the
+// transcript view (for a session of one page, all of it).
 func loadSession(dir, name string, keys []string) (*sessionView, error) {
+	v, _, err := loadSessionPage(context.Background(), dir, name, keys, 1)
+	return v, err
+}
+
+// sessionPath is the file of session name in dir, if the sessions list
+// would show it.
+func sessionPath(dir, name string) (string, error) {
 	if !validSessionName(name) {
-		return nil, fmt.Errorf("load session %q: %w", name, errNotSession)
+		return "", fmt.Errorf("load session %q: %w", name, errNotSession)
 	}
 	// The list leaves out what is not a plain file (listSessionFiles); the
 	// page must not open what the list hides.
 	p := filepath.Join(dir, name)
 	if fi, err := os.Lstat(p); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("load session %q: %w", name, errNotSession)
+		return "", fmt.Errorf("load session %q: %w", name, errNotSession)
 	}
-	ld, err := journal.Load(p)
-	if err != nil {
-		return nil, err
-	}
-	ld.EstimateDecisions() // an older file's failures still show, marked as guesses
-	v := &sessionView{Warnings: ld.Warnings}
-	v.Name, v.ID, v.Title = name, ld.ID, ld.Name
-	v.Entries = make([]entryView, 0, len(ld.Entries))
-	for i := range ld.Entries {
-		v.Entries = append(v.Entries, viewEntry(&ld.Entries[i]))
-	}
-	v.redact(keys)
-	v.summarize()
-	return v, nil
+	return p, nil
 }
 
-// redact hides the known keys and every key-shaped token in what the
-// console shows of v (DESIGN §4: no key in the web console), whatever the
-// file holds: rally writes none, but an older file, pi's, or one a tool
-// wrote may. It runs before summarize, which derives the title and the
-// error classes from these fields.
-func (v *sessionView) redact(keys []string) {
+// pageStart is where a page of the transcript starts in the file, with
+// what estimating decisions had learned by then, so the page is read
+// again from there alone.
+type pageStart struct {
+	at  journal.Pos
+	est journal.DecisionEstimator
+}
+
+// scanSession reads session name of dir once, an entry at a time, for
+// what the sessions list and the top of its page show (the sessionInfo,
+// the warnings) and where each page of its transcript starts. It holds
+// one entry at a time, so what it costs in memory does not grow with the
+// file (issue 24, defect 10); v has no entries.
+func scanSession(ctx context.Context, dir, name string, keys []string) (v *sessionView, pg *pages, starts []pageStart, err error) {
+	p, err := sessionPath(dir, name)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	v, pg = &sessionView{}, &pages{}
+	var est journal.DecisionEstimator
+	sc, err := journal.Scan(ctx, p, journal.Pos{}, func(e *journal.Entry, at journal.Pos) bool {
+		before := est
+		est.Next(e) // an older file's failures still show, marked as guesses
+		ev := viewEntry(e)
+		if v.Title == "" && ev.Kind == kindUser {
+			redactBlocks(&ev, keys) // it may become the title
+		}
+		if pg.add(shownBytes(&ev)) {
+			starts = append(starts, pageStart{at: at, est: before})
+		}
+		v.count(&ev)
+		return true
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	v.Name, v.ID, v.Warnings = name, sc.ID, sc.Warnings
+	if sc.MoreWarnings > 0 {
+		v.Warnings = append(v.Warnings, fmt.Sprintf("… and %d more", sc.MoreWarnings))
+	}
+	if sc.Name != "" {
+		v.Title = sc.Name
+	}
 	r := func(s *string) { *s = redact.Secrets(*s, keys...) }
 	r(&v.Title)
+	r(&v.Model)
 	for i := range v.Warnings {
 		r(&v.Warnings[i])
 	}
+	return v, pg, starts, nil
+}
+
+// loadSessionPage reads page (1-based; past the last is the last) of
+// session name of dir into the transcript view, with keys and key-shaped
+// tokens hidden (redactView): the file is read once for its summary and
+// its pages (scanSession), and once more from where the page starts to
+// where it ends, so a view holds one page of entries whatever the file's
+// size.
+func loadSessionPage(ctx context.Context, dir, name string, keys []string, page int) (*sessionView, *pager, error) {
+	v, pgs, starts, err := scanSession(ctx, dir, name, keys)
+	if err != nil {
+		return nil, nil, err
+	}
+	pg, i, n := pgs.pager(name, page)
+	if n == 0 {
+		return v, pg, nil
+	}
+	est := starts[i].est
+	v.Entries = make([]entryView, 0, n)
+	_, err = journal.Scan(ctx, filepath.Join(dir, name), starts[i].at, func(e *journal.Entry, _ journal.Pos) bool {
+		est.Next(e)
+		v.Entries = append(v.Entries, viewEntry(e))
+		return len(v.Entries) < n
+	})
+	if err != nil {
+		return nil, nil, err
+	}
 	for i := range v.Entries {
 		e := &v.Entries[i]
-		for _, f := range []*string{&e.Role, &e.Model, &e.Provider, &e.Error, &e.ToolName, &e.Text, &e.Reason, &e.SwitchedTo} {
-			r(f)
-		}
-		for j := range e.Blocks {
-			r(&e.Blocks[j].Name)
-			r(&e.Blocks[j].Text)
-		}
+		redactEntry(e, keys)
+		e.prepare()
+		cutBlocks(e)
+	}
+	return v, pg, nil
+}
+
+// redactEntry hides the known keys and every key-shaped token in what
+// the console shows of e (DESIGN §4: no key in the web console), whatever
+// the file holds: rally writes none, but an older file, pi's, or one a
+// tool wrote may. It runs before prepare, which derives the title and the
+// error classes from these fields.
+func redactEntry(e *entryView, keys []string) {
+	for _, f := range []*string{&e.Role, &e.Model, &e.Provider, &e.Error, &e.ToolName, &e.Text, &e.Reason, &e.SwitchedTo} {
+		*f = redact.Secrets(*f, keys...)
+	}
+	redactBlocks(e, keys)
+}
+
+func redactBlocks(e *entryView, keys []string) {
+	for j := range e.Blocks {
+		e.Blocks[j].Name = redact.Secrets(e.Blocks[j].Name, keys...)
+		e.Blocks[j].Text = redact.Secrets(e.Blocks[j].Text, keys...)
 	}
 }
 

@@ -66,7 +66,8 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		return // the client left while waiting
 	}
 	defer release()
-	v, err := loadSession(s.cfg.SessionDir, r.PathValue("name"), s.cfg.Keys)
+	page, _ := strconv.Atoi(r.FormValue("page"))
+	v, pg, err := loadSessionPage(r.Context(), s.cfg.SessionDir, r.PathValue("name"), s.cfg.Keys, page)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		http.Error(w, "rally web: no such session", http.StatusNotFound)
@@ -75,7 +76,5 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "rally web: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	page, _ := strconv.Atoi(r.FormValue("page"))
-	pg := v.pageOf(page)
 	s.render(w, http.StatusOK, "session.html", &sessionData{Nav: "sessions", Session: v, Timeline: drawTimeline(v), Pager: pg})
 }

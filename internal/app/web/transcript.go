@@ -35,43 +35,53 @@ func shownBytes(e *entryView) int {
 	return n
 }
 
-// pageOf keeps in v only the entries of page (1-based; past the last is
-// the last), cuts their long blocks, and returns where they are. Pages
-// start where the previous one ended, so every entry is on one.
-func (v *sessionView) pageOf(page int) *pager {
-	var starts []int
-	size, count := 0, 0
-	for i := range v.Entries {
-		n := shownBytes(&v.Entries[i])
-		if i == 0 || count == transcriptEntries || count > 0 && size+n > transcriptBytes {
-			starts = append(starts, i)
-			size, count = 0, 0
-		}
-		size += n
-		count++
+// pages splits a transcript into pages as its entries come, one at a
+// time, so that the split needs no entry kept: a page ends before the
+// entry that would take it past transcriptEntries entries or
+// transcriptBytes of text, and the next starts where it ended, so every
+// entry is on one page.
+type pages struct {
+	starts      []int // the index of each page's first entry
+	size, count int   // of the page being filled
+	total       int
+}
+
+// add counts the next entry, which puts n bytes on the page, and reports
+// whether it starts a page.
+func (p *pages) add(n int) bool {
+	first := p.total == 0 || p.count == transcriptEntries || p.count > 0 && p.size+n > transcriptBytes
+	if first {
+		p.starts = append(p.starts, p.total)
+		p.size, p.count = 0, 0
 	}
-	p := &pager{Total: len(v.Entries), Pages: max(len(starts), 1)}
-	p.Page = min(max(page, 1), p.Pages)
-	if len(starts) == 0 {
-		return p
+	p.size += n
+	p.count++
+	p.total++
+	return first
+}
+
+// pager says where page (1-based; past the last is the last) of the
+// session called name lies: its pager, its index in starts, and how many
+// entries it has.
+func (p *pages) pager(name string, page int) (pg *pager, index, count int) {
+	pg = &pager{Total: p.total, Pages: max(len(p.starts), 1)}
+	pg.Page = min(max(page, 1), pg.Pages)
+	if len(p.starts) == 0 {
+		return pg, -1, 0
 	}
-	from, to := starts[p.Page-1], len(v.Entries)
-	if p.Page < len(starts) {
-		to = starts[p.Page]
+	from, to := p.starts[pg.Page-1], p.total
+	if pg.Page < len(p.starts) {
+		to = p.starts[pg.Page]
 	}
-	v.Entries = v.Entries[from:to:to]
-	for i := range v.Entries {
-		cutBlocks(&v.Entries[i])
+	pg.From, pg.To = from+1, to
+	link := func(n int) string { return "/sessions/" + name + "?page=" + strconv.Itoa(n) + "#transcript" }
+	if pg.Page > 1 {
+		pg.Prev = link(pg.Page - 1)
 	}
-	p.From, p.To = from+1, to
-	link := func(n int) string { return "/sessions/" + v.Name + "?page=" + strconv.Itoa(n) + "#transcript" }
-	if p.Page > 1 {
-		p.Prev = link(p.Page - 1)
+	if pg.Page < pg.Pages {
+		pg.Next = link(pg.Page + 1)
 	}
-	if p.Page < p.Pages {
-		p.Next = link(p.Page + 1)
-	}
-	return p
+	return pg, pg.Page - 1, to - from
 }
 
 // cutBlocks cuts each block of e longer than blockBytes, at a character
