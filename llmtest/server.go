@@ -58,7 +58,8 @@ type Server struct {
 	proxy     *httputil.ReverseProxy
 
 	mu     sync.Mutex
-	seq    int // requests seen
+	stored map[string]*storedResponse // background responses, by id
+	seq    int                        // requests seen
 	next   int // steps taken
 	reqs   []Request
 	logErr error
@@ -190,7 +191,9 @@ func (x *exchange) serve() {
 	}
 	switch f := st.fault(); {
 	case !x.matched:
-		switch {
+		switch id := storedID(x.r); {
+		case id != "":
+			x.resume(id)
 		case x.s.proxy != nil:
 			x.forward()
 		case isModels(x.r):
@@ -211,7 +214,9 @@ func (x *exchange) serve() {
 		x.whole()
 	default:
 		x.streamHeaders()
-		x.stream(x.api.wire().reply(x.rp), http.StatusOK, "ok")
+		frames := x.api.wire().reply(x.rp)
+		x.keep(frames)
+		x.stream(frames, http.StatusOK, "ok")
 	}
 }
 
