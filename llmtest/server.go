@@ -60,7 +60,7 @@ type Server struct {
 	mu     sync.Mutex
 	stored map[string]*storedResponse // background responses, by id
 	seq    int                        // requests seen
-	next   int // steps taken
+	next   int                        // steps taken
 	reqs   []Request
 	logErr error
 }
