@@ -47,7 +47,7 @@ func TestValidationMessages(t *testing.T) {
 			project: `{"retry": {"streaming": "never"}, "providers": {"x": {"api": "openai", "baseUrl": "http://h"}}}`,
 			errs: []string{
 				`.rally/settings.json: providers.x.api: must be one of "openai-completions", "openai-responses", "anthropic-messages", "google-generative-ai", "sim", got "openai"`,
-				`.rally/settings.json: retry.streaming: must be one of "restart", "beforeOutput", got "never"`,
+				`.rally/settings.json: retry.streaming: must be one of "restart", "beforeOutput", "resume", got "never"`,
 			},
 		},
 		{
