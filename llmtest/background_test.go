@@ -115,4 +115,3 @@ func TestBackgroundResume(t *testing.T) {
 		}
 	})
 }
-
