@@ -6,17 +6,23 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 // storedResponse is a Responses answer created with "background": true.
-// It is generated on the server's clock whether or not a client reads it:
-// frame i exists from ready[i] on (the step's delay before every chunk),
-// so a client that reconnects after a drop reads what was generated in
-// the meantime at once, and the rest as it comes, never anything twice.
+// It goes on being generated whether or not a client reads it: after the
+// first connection broke (at frame cut), generation continues at the
+// step's pace (delay before every chunk), so a client that reconnects
+// reads what was generated in the meantime at once and the rest as it
+// comes, at the pace a plain stream has, and never anything twice.
 type storedResponse struct {
 	frames []frame
-	ready  []time.Time
+	cut    int // frames the first connection carried
+	delay  time.Duration
+
+	mu      sync.Mutex
+	dropped time.Time // when the first connection broke; zero until then
 }
 
 // keep stores the frames of a background Responses stream, before they
@@ -27,16 +33,13 @@ func (x *exchange) keep(frames []frame) {
 	if x.api != OpenAIResponses || !background(x.body) {
 		return
 	}
-	if f := x.st.fault(); f != NoFault && f != Drop && f != Stall {
+	sr := &storedResponse{frames: frames, cut: len(frames), delay: x.st.Delay}
+	switch x.st.fault() {
+	case NoFault:
+	case Drop, Stall:
+		sr.cut = cutAt(frames, x.st.After)
+	default:
 		return
-	}
-	sr := &storedResponse{frames: frames, ready: make([]time.Time, len(frames))}
-	at := time.Now()
-	for i, f := range frames {
-		if f.delta {
-			at = at.Add(x.st.Delay)
-		}
-		sr.ready[i] = at
 	}
 	x.s.mu.Lock()
 	if x.s.stored == nil {
@@ -44,6 +47,20 @@ func (x *exchange) keep(frames []frame) {
 	}
 	x.s.stored[x.rp.id("resp_")] = sr
 	x.s.mu.Unlock()
+	x.stored = sr
+}
+
+// broke marks the moment the first connection of a stored response broke,
+// before the client can see it: generation goes on from there.
+func (sr *storedResponse) broke() {
+	if sr == nil {
+		return
+	}
+	sr.mu.Lock()
+	if sr.dropped.IsZero() {
+		sr.dropped = time.Now()
+	}
+	sr.mu.Unlock()
 }
 
 // background reports a request body asking for background mode.
@@ -100,13 +117,24 @@ func (x *exchange) resume(id string) {
 	_ = rc.Flush()
 	// Recorded before the client can see the end, as every outcome is.
 	x.set(fmt.Sprintf("resumed after %d", after))
+	sr.broke() // a client that went idle reconnects without a drop
+	sr.mu.Lock()
+	ahead := time.Since(sr.dropped) // generated while nobody read
+	sr.mu.Unlock()
 	sent := 0
 	for i, f := range sr.frames {
 		if f.seq <= after {
 			continue
 		}
-		if d := time.Until(sr.ready[i]); d > 0 && !x.wait(d, sent) {
-			return
+		if i >= sr.cut && f.delta && sr.delay > 0 {
+			if ahead >= sr.delay {
+				ahead -= sr.delay
+			} else {
+				if !x.wait(sr.delay-ahead, sent) {
+					return
+				}
+				ahead = 0
+			}
 		}
 		if _, err := x.w.Write(f.b); err != nil {
 			x.set(fmt.Sprintf("client gone after %d", sent))

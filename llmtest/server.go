@@ -111,6 +111,7 @@ type exchange struct {
 	rp      *reply
 	i       int // index in s.reqs
 	outcome string
+	stored  *storedResponse // this request's background response, if any
 }
 
 // set records the outcome at once, before the client can see it happen.

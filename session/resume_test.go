@@ -38,7 +38,7 @@ func (a *argsTool) Run(_ context.Context, args json.RawMessage) (tool.Result, er
 // mode, as settings do for retry.streaming "resume" with the provider's
 // resume set.
 // Call stop before reading the recorder: it delivers every event.
-func resumeSession(t *testing.T, srv *llmtest.Server, resume bool, tools ...tool.Tool) (s *Session, rec *recorder, j *journal.Journal, stop func()) {
+func resumeSession(t testing.TB, srv *llmtest.Server, resume bool, tools ...tool.Tool) (s *Session, rec *recorder, j *journal.Journal, stop func()) {
 	t.Helper()
 	pol := retry.Policy{MaxRetries: 3, BaseDelay: time.Millisecond, Resume: resume}
 	j, err := journal.Create(t.TempDir(), "/work")
