@@ -154,6 +154,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.Answer != nil && x.matched && !x.st.says() {
 		x.st.Text = s.Answer(lastPrompt(body))
 	}
+	if x.matched && x.api == OpenAICompletions {
+		x.continueFinal()
+	}
 	x.rp = newReply(&x.st, rec.Seq, in, len(body), rec.Time)
 	if readErr != nil {
 		x.set("http 413")

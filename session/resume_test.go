@@ -39,15 +39,25 @@ func (a *argsTool) Run(_ context.Context, args json.RawMessage) (tool.Result, er
 // resume set.
 // Call stop before reading the recorder: it delivers every event.
 func resumeSession(t testing.TB, srv *llmtest.Server, resume bool, tools ...tool.Tool) (s *Session, rec *recorder, j *journal.Journal, stop func()) {
+	return resumeOn(t, srv, llm.APIOpenAIResponses, resume, tools...)
+}
+
+// resumeOn is resumeSession on the fake LLM's api.
+func resumeOn(t testing.TB, srv *llmtest.Server, api string, resume bool, tools ...tool.Tool) (s *Session, rec *recorder, j *journal.Journal, stop func()) {
 	t.Helper()
 	pol := retry.Policy{MaxRetries: 3, BaseDelay: time.Millisecond, Resume: resume}
 	j, err := journal.Create(t.TempDir(), "/work")
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := llm.ClientOptions{BaseURL: srv.URL + "/v1", APIKey: "sk-test-key-000000005678", Provider: "fake", Resume: resume}
+	var p llm.Provider = &openai.Responses{ClientOptions: o}
+	if api == llm.APIOpenAICompletions {
+		p = &openai.Completions{ClientOptions: o}
+	}
 	s, err = New(Config{
-		Provider: &openai.Responses{ClientOptions: llm.ClientOptions{BaseURL: srv.URL + "/v1", APIKey: "sk-test-key-000000005678", Provider: "fake", Resume: resume}},
-		Model:    llm.Model{ID: "m", Provider: "fake", API: llm.APIOpenAIResponses, ContextWindow: 100000},
+		Provider: p,
+		Model:    llm.Model{ID: "m", Provider: "fake", API: api, ContextWindow: 100000},
 		Retry:    pol.For,
 		Store:    j,
 		Tools:    tools,
@@ -170,18 +180,23 @@ func TestResumeToolCallDrop(t *testing.T) {
 	args := `{"path":"notes/today.txt","content":"one two three four five six"}`
 	call := []llmtest.ToolCall{{ID: "call_w", Name: "write", Arguments: args, Chunks: 6}}
 	drop := llmtest.Step{ToolCalls: call, Fault: llmtest.Drop, After: 3, Delay: time.Millisecond}
+	restart := []llmtest.Step{drop, {ToolCalls: call}, {Text: "done"}}
 	for _, tc := range []struct {
-		name   string
-		resume bool
-		script []llmtest.Step
+		name    string
+		api     string
+		resume  bool
+		script  []llmtest.Step
+		resumed int
 	}{
-		{"resume", true, []llmtest.Step{drop, {Text: "done"}}},
-		{"restart", false, []llmtest.Step{drop, {ToolCalls: call}, {Text: "done"}}},
+		{"cursor", llm.APIOpenAIResponses, true, []llmtest.Step{drop, {Text: "done"}}, 1},
+		{"restart", llm.APIOpenAIResponses, false, restart, 0},
+		// A continuation never resumes inside a tool call: it restarts.
+		{"continuation", llm.APIOpenAICompletions, true, restart, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.NewServer(t, tc.script...)
 			w := &argsTool{}
-			s, rec, _, stop := resumeSession(t, srv, tc.resume, w)
+			s, rec, _, stop := resumeOn(t, srv, tc.api, tc.resume, w)
 			if err := s.Prompt(t.Context(), "write it", PromptOptions{}); err != nil {
 				t.Fatal(err)
 			}
@@ -192,8 +207,8 @@ func TestResumeToolCallDrop(t *testing.T) {
 			if got := s.Messages()[len(s.Messages())-1].TextOf(); got != "done" {
 				t.Errorf("last answer %q", got)
 			}
-			if n, want := len(of[StreamResumedEvent](rec)), map[bool]int{true: 1, false: 0}[tc.resume]; n != want {
-				t.Errorf("%d stream_resumed, want %d", n, want)
+			if n := len(of[StreamResumedEvent](rec)); n != tc.resumed {
+				t.Errorf("%d stream_resumed, want %d", n, tc.resumed)
 			}
 		})
 	}
