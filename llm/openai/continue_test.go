@@ -68,7 +68,9 @@ func TestContinuationRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.OnDrop(func(d *llm.Drop) bool { return d.Method == llm.ResumeContinuation && d.Reconnect(context.Background()) == nil })
+	s.OnDrop(func(d *llm.Drop) bool {
+		return d.Method == llm.ResumeContinuation && d.Reconnect(context.Background()) == nil
+	})
 	msg, err := llm.Collect(s)
 	if err != nil || msg.TextOf() != text {
 		t.Fatalf("%q, %v; want the answer continued", msg.TextOf(), err)
