@@ -79,19 +79,15 @@ func (c *Call) APIErr(status int, h http.Header, b []byte) error {
 // StreamConn is Stream for a stream that may reconnect: parse gets the
 // Conn, whose Dec a reconnect replaces.
 func (c *Call) StreamConn(ctx context.Context, req *llm.Request, body any, parse func(conn *Conn, model *llm.Model) func(*llm.Builder) error) (*llm.Stream, error) {
-	resp, err := Post(ctx, &c.Options, c.URL, c.Header, body, req.Attempt, c.APIErr)
+	resp, err := c.post(ctx, req, body)
 	if err != nil {
-		if _, ok := llm.AsAPIError(err); ok {
-			return nil, err
-		}
-		return nil, c.Errorf("send request: %w", redact.URLError(err, c.Keys...))
+		return nil, err
 	}
 	model := req.Model
-	msg := llm.Message{Role: llm.Assistant, API: c.API, Provider: c.Provider, Model: model.ID, Timestamp: llm.Now()}
 	conn := &Conn{call: c, resp: resp}
 	conn.body = watchBody{r: resp.Body}
 	conn.capped = &cappedBody{r: &conn.body, left: c.maxMessageBytes()}
 	conn.Dec = sse.NewDecoder(conn.capped)
 	conn.Dec.MaxEvent = c.Options.MaxEventBytes
-	return llm.NewStream(msg, c.capOutput(parse(conn, &model), outputCap(req)), conn.Close), nil
+	return llm.NewStream(c.message(&model), c.capOutput(parse(conn, &model), outputCap(req)), conn.Close), nil
 }
