@@ -71,16 +71,19 @@ func background(body []byte) bool {
 	return json.Unmarshal(body, &b) == nil && b.Background
 }
 
-// storedID is the response id of GET …/responses/{id}, or "".
+// storedID is the response id of GET …/responses/{id} or POST
+// …/responses/{id}/cancel, or "".
 func storedID(r *http.Request) string {
-	if r.Method != http.MethodGet {
-		return ""
-	}
 	i := strings.LastIndex(r.URL.Path, "/responses/")
 	if i < 0 {
 		return ""
 	}
 	id := r.URL.Path[i+len("/responses/"):]
+	if r.Method == http.MethodPost {
+		id, _ = strings.CutSuffix(id, "/cancel")
+	} else if r.Method != http.MethodGet {
+		return ""
+	}
 	if id == "" || strings.Contains(id, "/") {
 		return ""
 	}
@@ -107,6 +110,13 @@ func (x *exchange) resume(id string) {
 	}
 	if sr == nil {
 		x.invalid(http.StatusNotFound, fmt.Sprintf("Response with id '%s' not found.", id))
+		return
+	}
+	if x.r.Method == http.MethodPost {
+		// POST …/cancel: generation stops; the response object says so.
+		x.set("cancelled")
+		x.w.Header().Set("Content-Type", "application/json")
+		_, _ = x.w.Write(append(mustJSON(obj{{"id", id}, {"object", "response"}, {"status", "cancelled"}, {"background", true}}), '\n'))
 		return
 	}
 	h := x.w.Header()

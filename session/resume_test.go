@@ -213,3 +213,41 @@ func TestResumeToolCallDrop(t *testing.T) {
 		})
 	}
 }
+
+// TestResumeAbortCancels: an abort in background mode ends the call at
+// once and asks the provider to stop generating the stored response
+// (POST /responses/{id}/cancel), which would otherwise run, billed, to its
+// end with nobody reading it.
+func TestResumeAbortCancels(t *testing.T) {
+	reqs := make(chan llmtest.Request, 8)
+	srv := llmtest.New(llmtest.Step{Text: strings.Repeat("word ", 200), Delay: 5 * time.Millisecond})
+	srv.OnRequest = func(r llmtest.Request) { reqs <- r }
+	srv.Start(t)
+	s, _, _, stop := resumeSession(t, srv, true)
+	defer stop()
+	var once sync.Once
+	s.Subscribe(func(e Event) {
+		if _, ok := e.(MessageUpdateEvent); ok {
+			once.Do(func() { go s.Abort() })
+		}
+	})
+	err := s.Prompt(t.Context(), "go on", PromptOptions{})
+	if err == nil {
+		t.Fatal("an aborted prompt succeeded")
+	}
+	for {
+		select {
+		case r := <-reqs:
+			if r.Method == "POST" && strings.HasSuffix(r.Path, "/responses/resp_llmtest1/cancel") {
+				if r.Outcome != "cancelled" {
+					t.Errorf("cancel outcome %q", r.Outcome)
+				}
+				return
+			}
+		case <-t.Context().Done():
+			return
+		case <-time.After(10 * time.Second):
+			t.Fatal("no cancel of the background response after the abort")
+		}
+	}
+}

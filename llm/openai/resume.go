@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llm/internal/httpcall"
@@ -29,8 +30,15 @@ func (c *Responses) background(ctx context.Context, cn *httpcall.Call, req *llm.
 	body.Background, body.Store = true, true
 	return cn.StreamConn(ctx, req, body, func(conn *httpcall.Conn, m *llm.Model) func(*llm.Builder) error {
 		p := &respParser{Call: cn, model: m, dec: conn.Dec, cursor: &cursor{seq: -1}}
+		cancelled := false
 		return func(b *llm.Builder) error {
 			err := p.fill(b)
+			if err != nil && ctx.Err() != nil && p.cursor.id != "" && !cancelled {
+				// Aborted: the stored response would go on being generated
+				// (and billed) without anyone to read it.
+				cancelled = true
+				go cancelBackground(cn, p.cursor.id)
+			}
 			if err == nil || b.Done() || p.cursor.id == "" || !conn.Broke(ctx, err) {
 				return err
 			}
@@ -49,6 +57,22 @@ func (c *Responses) background(ctx context.Context, cn *httpcall.Call, req *llm.
 			})
 		}
 	})
+}
+
+// cancelTimeout bounds the best-effort cancel of an aborted background
+// response; the abort itself never waits for it.
+const cancelTimeout = 5 * time.Second
+
+// cancelBackground asks the provider to stop generating response id
+// (POST /responses/{id}/cancel). It runs off the aborted call's path and
+// its failure changes nothing: at worst the response runs to its end.
+func cancelBackground(cn *httpcall.Call, id string) {
+	ctx, stop := context.WithTimeout(context.Background(), cancelTimeout)
+	defer stop()
+	u := cn.Base + "/responses/" + url.PathEscape(id) + "/cancel"
+	if resp, err := httpcall.Post(ctx, &cn.Options, u, cn.Header, struct{}{}, 0, cn.APIErr); err == nil {
+		resp.Close()
+	}
 }
 
 // cursor is where a background response stands: its id (from
