@@ -118,7 +118,7 @@ func (r *runState) event(e agent.Event) {
 		if failedAnswer(m) {
 			// Kept aside until the session decides whether a retry
 			// replaces it.
-			r.failed = &m
+			r.failed, r.resumed = &m, nil
 			r.s.hub.emit(e)
 			return
 		}
