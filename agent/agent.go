@@ -40,6 +40,10 @@ type Config struct {
 	// there (Outcome.Paused), so the caller can make room (compact) and
 	// continue. The first call is never paused, so a run always advances.
 	Pause func(convo []llm.Message) bool
+	// Resume, if set, is asked about a stream that broke but that its
+	// provider can continue (llm.Drop); true means it was reconnected and
+	// the same message goes on. Nil fails such a stream like any other.
+	Resume func(ctx context.Context, d *llm.Drop) bool
 }
 
 // ErrMaxTurns is returned when a run reaches Config.MaxTurns model calls.
@@ -169,6 +173,9 @@ func (c *Config) call(ctx context.Context, req *llm.Request, emit func(Event)) (
 		return m, err, false
 	}
 	defer s.Close()
+	if c.Resume != nil {
+		s.OnDrop(func(d *llm.Drop) bool { return c.Resume(ctx, d) })
+	}
 	for {
 		e, err := s.Next()
 		if err == io.EOF {

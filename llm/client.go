@@ -91,4 +91,12 @@ type ClientOptions struct {
 	// decompression; past it the stream fails with ErrMessageTooLarge.
 	// Zero means DefaultMaxMessageBytes.
 	MaxMessageBytes int
+	// Resume asks the client to stream in a way that a dropped stream can
+	// be continued rather than restarted (see Drop): the Responses API in
+	// background mode (the response is stored by the provider for about
+	// ten minutes, which zero data retention forbids, and the first token
+	// comes later), or Chat Completions with continue_final_message (vLLM,
+	// SGLang). Off by default, since it costs something; clients of APIs
+	// with no way to resume ignore it.
+	Resume bool
 }

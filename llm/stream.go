@@ -21,6 +21,9 @@ type Stream struct {
 	b     Builder
 	pos   int
 	ended bool
+	// resume, when set, is asked about a failure the provider can
+	// continue (OnDrop).
+	resume Resumer
 }
 
 // NewStream returns a stream whose events are produced by fill, which reads
@@ -50,8 +53,10 @@ func (s *Stream) Next() (Event, error) {
 		switch {
 		case s.b.done:
 			s.ended = true
+		case err != nil && err != io.EOF && s.resumed(err):
+			// Reconnected: the next fill reads the continuation.
 		case err == io.EOF:
-			s.b.Fail(&APIError{Provider: s.b.msg.Provider, Message: "stream ended without its final event", MidStream: true, Err: ErrTruncated})
+			s.b.Fail(Truncated(s.b.msg.Provider))
 			s.ended = true
 		case err != nil:
 			s.b.Fail(err)
@@ -91,6 +96,12 @@ func Collect(s *Stream) (*Message, error) {
 			failure = e.Err
 		}
 	}
+}
+
+// Truncated is the error of provider's stream that ended without its
+// terminal event.
+func Truncated(provider string) *APIError {
+	return &APIError{Provider: provider, Message: "stream ended without its final event", MidStream: true, Err: ErrTruncated}
 }
 
 // ErrTruncated is wrapped by the error of a stream that ended without its

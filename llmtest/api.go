@@ -74,6 +74,8 @@ type frame struct {
 	// delta marks a content piece (text, thinking or tool arguments),
 	// which is what Step.After counts.
 	delta bool
+	// seq is a Responses event's sequence_number (background.go).
+	seq int
 }
 
 // wire writes one API's streams and errors.

@@ -86,6 +86,11 @@
 //     to start from.
 //   - midstream-drop: the connection drops after 3 chunks, then the same
 //     text in full.
+//   - resume: for a Responses client in background mode ("background":
+//     true): the connection drops after 6 chunks while the stored response
+//     goes on; GET …/responses/{id}?stream=true&starting_after=N replays
+//     the events after N as they are generated, each once. A plain client
+//     restarts and gets the text in full from the second step.
 //   - stall: the stream stalls after 2 chunks (until the client's idle
 //     timeout gives up), then success.
 //

@@ -29,13 +29,18 @@ func Preset(name string) ([]Step, error) {
 		return []Step{{Fault: Drop, After: 3, Text: midstreamText}, {Text: midstreamText}}, nil
 	case "stall":
 		return []Step{{Fault: Stall, After: 2}, {}}, nil
+	case "resume":
+		// For a client in Responses background mode: the connection
+		// drops after 6 chunks while the stored response goes on, and a
+		// GET with starting_after reads the rest (no step of its own).
+		return []Step{{Fault: Drop, After: 6, Text: midstreamText}, {Text: midstreamText}}, nil
 	}
 	return nil, fmt.Errorf("llmtest: no preset %q (have %s)", name, strings.Join(Presets(), ", "))
 }
 
 // Presets lists the preset names.
 func Presets() []string {
-	return []string{"flaky", "midstream-drop", "overflow", "overloaded", "rate-limited", "stall", "usage-limit"}
+	return []string{"flaky", "midstream-drop", "overflow", "overloaded", "rate-limited", "resume", "stall", "usage-limit"}
 }
 
 // Turn is one message of a conversation: Role "user" or "assistant".

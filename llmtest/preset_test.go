@@ -56,6 +56,7 @@ func TestPresets(t *testing.T) {
 		"overflow":       func(llmtest.API) []string { return []string{"http 400", "ok"} },
 		"midstream-drop": func(llmtest.API) []string { return []string{"drop after 3", "ok"} },
 		"stall":          func(llmtest.API) []string { return []string{"stall after 2", "ok"} },
+		"resume":         func(llmtest.API) []string { return []string{"drop after 6", "ok"} },
 	}
 	if len(cases) != len(llmtest.Presets()) {
 		t.Fatalf("presets %v, tested %d", llmtest.Presets(), len(cases))

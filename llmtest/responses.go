@@ -24,8 +24,10 @@ type respWriter struct {
 func (w *respWriter) add(typ string, delta bool, fields ...kv) {
 	o := append(obj{{"type", typ}}, fields...)
 	o = append(o, kv{"sequence_number", w.seq})
+	f := sse(typ, o, delta)
+	f.seq = w.seq
 	w.seq++
-	w.fs = append(w.fs, sse(typ, o, delta))
+	w.fs = append(w.fs, f)
 }
 
 // response is the response object the lifecycle events carry.

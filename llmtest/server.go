@@ -58,8 +58,9 @@ type Server struct {
 	proxy     *httputil.ReverseProxy
 
 	mu     sync.Mutex
-	seq    int // requests seen
-	next   int // steps taken
+	stored map[string]*storedResponse // background responses, by id
+	seq    int                        // requests seen
+	next   int                        // steps taken
 	reqs   []Request
 	logErr error
 }
@@ -110,6 +111,7 @@ type exchange struct {
 	rp      *reply
 	i       int // index in s.reqs
 	outcome string
+	stored  *storedResponse // this request's background response, if any
 }
 
 // set records the outcome at once, before the client can see it happen.
@@ -152,6 +154,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.Answer != nil && x.matched && !x.st.says() {
 		x.st.Text = s.Answer(lastPrompt(body))
 	}
+	if x.matched && x.api == OpenAICompletions {
+		x.continueFinal()
+	}
 	x.rp = newReply(&x.st, rec.Seq, in, len(body), rec.Time)
 	if readErr != nil {
 		x.set("http 413")
@@ -190,7 +195,9 @@ func (x *exchange) serve() {
 	}
 	switch f := st.fault(); {
 	case !x.matched:
-		switch {
+		switch id := storedID(x.r); {
+		case id != "":
+			x.resume(id)
 		case x.s.proxy != nil:
 			x.forward()
 		case isModels(x.r):
@@ -211,7 +218,9 @@ func (x *exchange) serve() {
 		x.whole()
 	default:
 		x.streamHeaders()
-		x.stream(x.api.wire().reply(x.rp), http.StatusOK, "ok")
+		frames := x.api.wire().reply(x.rp)
+		x.keep(frames)
+		x.stream(frames, http.StatusOK, "ok")
 	}
 }
 

@@ -99,6 +99,11 @@ type Step struct {
 	// After is the number of chunks sent before Drop, Stall or ErrorEvent.
 	// 0 means right after the stream's opening events.
 	After int `json:"after,omitempty"`
+	// Repeat, for a Chat Completions request with continue_final_message
+	// (continue.go), makes the continuation first say again the last
+	// Repeat words of the partial answer, as models sometimes do at the
+	// seam.
+	Repeat int `json:"repeat,omitempty"`
 
 	// Raw, when set, is served byte for byte as the response body,
 	// whatever the request path (a replayed transcript). The content type
@@ -273,8 +278,8 @@ func (s *Step) Validate() error {
 	if s.Status != 0 && (s.Status < 100 || s.Status > 599) {
 		return fmt.Errorf("llmtest: status %d out of range", s.Status)
 	}
-	if s.After < 0 || s.Chunks < 0 || s.Delay < 0 {
-		return errors.New("llmtest: after, chunks and delay must not be negative")
+	if s.After < 0 || s.Chunks < 0 || s.Delay < 0 || s.Repeat < 0 {
+		return errors.New("llmtest: after, chunks, delay and repeat must not be negative")
 	}
 	for i, c := range s.ToolCalls {
 		if c.Name == "" {

@@ -54,6 +54,7 @@ func (x *exchange) stream(frames []frame, status int, okOutcome string) {
 	}
 	switch fault {
 	case Drop:
+		x.stored.broke()
 		abort(x.w, false)
 	case Stall:
 		// Never longer than the client stays: the request context ends

@@ -38,6 +38,11 @@ type Policy struct {
 	// sinks that cannot take text back). False retries a stream that failed
 	// mid-way too ("restart").
 	BeforeOutput bool
+	// Resume continues a stream that dropped mid-way from where it stopped
+	// when its provider can (the retry.streaming setting "resume"); a
+	// stream that cannot be continued is retried as with restart. The
+	// continuation is one more attempt of the same budget.
+	Resume bool
 }
 
 // Default returns the default policy: 3 retries, 2 s base, 60 s cap,

@@ -42,6 +42,9 @@ const (
 	// was being saved, ErrorMessage why. The session goes on in memory;
 	// the Store's file lacks that entry (Session.StoreErr).
 	SessionError EventType = "session_error"
+	// StreamResumed says a dropped stream was continued where it stopped
+	// (retry.streaming "resume"), not restarted.
+	StreamResumed EventType = "stream_resumed"
 )
 
 // CompactionReason says why a compaction ran.
@@ -122,6 +125,9 @@ type AutoRetryStartEvent struct {
 	ErrorMessage string      `json:"errorMessage"`
 	MaxAttempts  int         `json:"maxAttempts"`
 	SwitchedTo   string      `json:"switchedTo,omitempty"`
+	// Resume is how the wait's call goes on ("cursor", "continuation")
+	// when it continues a dropped stream rather than retrying the call.
+	Resume string `json:"resume,omitempty"`
 }
 
 // AutoRetryEndEvent closes a retry chain at Attempt: Success, or the
@@ -140,6 +146,18 @@ type SessionErrorEvent struct {
 	Op           string `json:"op"`
 }
 
+// StreamResumedEvent says the stream of the message being streamed broke
+// and was continued at retry Attempt, GapMs after it broke: from the
+// provider's Cursor (the last event seen), or as a Continuation of the
+// partial answer. The message goes on with the same message_update stream;
+// nothing was discarded.
+type StreamResumedEvent struct {
+	Attempt      int    `json:"attempt"`
+	Continuation bool   `json:"continuation,omitempty"`
+	Cursor       string `json:"cursor,omitempty"`
+	GapMs        int64  `json:"gapMs"`
+}
+
 func (AgentSettledEvent) Kind() EventType     { return AgentSettled }
 func (MessageDiscardedEvent) Kind() EventType { return MessageDiscarded }
 func (CompactionStartEvent) Kind() EventType  { return CompactionStart }
@@ -147,6 +165,7 @@ func (CompactionEndEvent) Kind() EventType    { return CompactionEnd }
 func (AutoRetryStartEvent) Kind() EventType   { return AutoRetryStart }
 func (AutoRetryEndEvent) Kind() EventType     { return AutoRetryEnd }
 func (SessionErrorEvent) Kind() EventType     { return SessionError }
+func (StreamResumedEvent) Kind() EventType    { return StreamResumed }
 
 // events holds a zero value of every kind, in the order of docs/rpc.md:
 // EventTypes and ZeroEvent read it, so a kind is listed once.
@@ -158,6 +177,7 @@ var events = [...]Event{
 	CompactionStartEvent{}, CompactionEndEvent{},
 	AutoRetryStartEvent{}, AutoRetryEndEvent{},
 	SessionErrorEvent{},
+	StreamResumedEvent{},
 }
 
 // EventTypes lists every kind, in the order of docs/rpc.md: what a hook's

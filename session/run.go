@@ -25,6 +25,7 @@ func (s *Session) run(ctx context.Context, prompt []llm.Message) error {
 	for {
 		ac, used := s.agentConfig()
 		r := &runState{s: s, used: used}
+		ac.Resume = r.resume
 		out, runErr := ac.Run(ctx, s.sendable(), agent.Options{Attempt: header, Prompt: prompt}, r.event)
 		prompt = nil
 		next, err := s.decide(ctx, r, out, runErr)
@@ -98,6 +99,9 @@ type runState struct {
 	used     llm.Target // what this run's calls went to
 	agentEnd *AgentEndEvent
 	failed   *llm.Message
+	// resumed is the decision the streaming message records when its
+	// stream was continued after a drop (resume.go).
+	resumed *journal.Decision
 }
 
 func (r *runState) event(e agent.Event) {
@@ -114,13 +118,16 @@ func (r *runState) event(e agent.Event) {
 		if failedAnswer(m) {
 			// Kept aside until the session decides whether a retry
 			// replaces it.
-			r.failed = &m
+			r.failed, r.resumed = &m, nil
 			r.s.hub.emit(e)
 			return
 		}
 		var d *journal.Decision
 		if m.Role == llm.Assistant {
 			d = r.s.chainSucceeds()
+			if d == nil {
+				d, r.resumed = r.resumed, nil
+			}
 		}
 		r.s.recordDecided(m, false, d)
 		r.s.hub.emit(e)

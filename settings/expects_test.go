@@ -9,7 +9,7 @@ func TestExpects(t *testing.T) {
 	for _, tc := range []struct{ key, want string }{
 		{"retry.maxRetries", "an integer from 0 to 100"},
 		{"retry.jitter", "a number from 0 to 1"},
-		{"retry.streaming", `one of "restart", "beforeOutput"`},
+		{"retry.streaming", `one of "restart", "beforeOutput", "resume"`},
 		{"retry.enabled", "true or false"},
 		{"retry.fallbackModels", "an array of strings"},
 		{"retry.fallbackModels[0]", `a "provider/model" string`},

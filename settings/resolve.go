@@ -31,6 +31,7 @@ func (s *Settings) RetryPolicy(provider string) retry.Policy {
 		// The streaming mode is the policy's: it decides whether a
 		// stream that failed mid-way is retried.
 		BeforeOutput: r.Streaming == StreamBeforeOutput,
+		Resume:       r.Streaming == StreamResume,
 	}
 	if n := s.Providers[provider].MaxRetries; n != nil {
 		p.MaxRetries = *n
@@ -136,6 +137,9 @@ func (s *Settings) Resolve(o Overrides, getenv func(string) string) (Target, err
 		}
 		p.BaseURL = o.BaseURL
 	}
+	// A provider streams resumably only when retry.streaming asks for it
+	// too: one switch turns resuming off everywhere.
+	p.Resume = p.Resume && s.Retry.Streaming == StreamResume
 	p.TimeoutMs = int(p.Timeout() / time.Millisecond)
 	p.IdleTimeoutMs = int(p.IdleTimeout() / time.Millisecond)
 	if p.MaxEventBytes <= 0 {

@@ -75,6 +75,11 @@ const (
 	// StreamBeforeOutput retries only if nothing visible was emitted yet,
 	// for sinks that cannot take text back.
 	StreamBeforeOutput = "beforeOutput"
+	// StreamResume continues a stream that dropped mid-way from where it
+	// stopped, on providers that opted in (providers.<name>.resume) and
+	// whose API can (Responses background mode, continue_final_message);
+	// the others restart as with StreamRestart.
+	StreamResume = "resume"
 )
 
 // API names of providers.<name>.api, the same as the pi coding agent's
@@ -161,7 +166,7 @@ type Retry struct {
 	MaxDelayMs  int `json:"maxDelayMs" jsonschema:"minimum=1,maximum=86400000,default=60000" jsonschema_description:"Longest single wait in milliseconds. A server asking for longer means switch credential or model, or fail fast; never a silent long sleep."`
 	// Jitter is a fraction from 0 to 1; 0 adds nothing.
 	Jitter    float64 `json:"jitter" jsonschema:"minimum=0,maximum=1,default=0" jsonschema_description:"Fraction 0-1: adds a random 0..jitter*delay on top of each wait (never shortens a server's minimum). For fleets of agents."`
-	Streaming string  `json:"streaming" jsonschema:"enum=restart,enum=beforeOutput,default=restart" jsonschema_description:"restart: a stream that fails mid-way is retried and its partial output discarded; beforeOutput: retry only if nothing visible was emitted yet."`
+	Streaming string  `json:"streaming" jsonschema:"enum=restart,enum=beforeOutput,enum=resume,default=restart" jsonschema_description:"restart: a stream that fails mid-way is retried and its partial output discarded; beforeOutput: retry only if nothing visible was emitted yet; resume: continue a dropped stream where it stopped, on providers with resume set (elsewhere restart)."`
 	// FallbackModels are "provider/model" strings; the model part may itself
 	// contain slashes (openrouter/anthropic/claude-sonnet-4).
 	FallbackModels []string `json:"fallbackModels" jsonschema:"pattern=^[^/]+/.+$" jsonschema_description:"\"provider/model\" list tried in order when a usage limit or a too-long wait cannot be waited out."`
@@ -192,7 +197,11 @@ type Provider struct {
 	// MaxEventBytes caps one server-sent event of this provider's streams.
 	MaxEventBytes int `json:"maxEventBytes,omitempty" jsonschema:"minimum=1024,maximum=1073741824,default=67108864" jsonschema_description:"Largest single server-sent event in bytes (64 MiB by default). A bigger one fails the stream at once with a fatal 'event too large' error and is never held in memory whole."`
 	// MaxMessageBytes caps the whole response of one streamed message.
-	MaxMessageBytes int `json:"maxMessageBytes,omitempty" jsonschema:"minimum=65536,maximum=4294967296,default=134217728" jsonschema_description:"Most bytes one streamed response may take (128 MiB by default). Past it, or past 4 times the model's maxTokens of output, the stream fails with a fatal 'message too large' error: a server that does not stop cannot fill the memory."`
+	// Resume opts this provider in to resuming dropped streams when
+	// retry.streaming is "resume"; off by default because it costs
+	// something (see the description).
+	Resume          bool `json:"resume,omitempty" jsonschema_description:"With retry.streaming resume: stream so that a dropped stream continues where it stopped. openai-responses uses background mode (the provider stores the response for about 10 minutes, which zero data retention forbids, and the first token comes later); openai-completions sends the partial answer back with continue_final_message (vLLM, SGLang; text only). Other APIs restart."`
+	MaxMessageBytes int  `json:"maxMessageBytes,omitempty" jsonschema:"minimum=65536,maximum=4294967296,default=134217728" jsonschema_description:"Most bytes one streamed response may take (128 MiB by default). Past it, or past 4 times the model's maxTokens of output, the stream fails with a fatal 'message too large' error: a server that does not stop cannot fill the memory."`
 }
 
 // Model is one entry of providers.<name>.models. Zero numbers mean unknown.

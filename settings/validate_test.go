@@ -48,7 +48,7 @@ func TestValidationMessages(t *testing.T) {
 			project: `{"retry": {"streaming": "never"}, "providers": {"x": {"api": "openai", "baseUrl": "http://h"}}}`,
 			errs: []string{
 				`.rally/settings.json: providers.x.api: must be one of ` + quotedAPIs() + `, got "openai"`,
-				`.rally/settings.json: retry.streaming: must be one of "restart", "beforeOutput", got "never"`,
+				`.rally/settings.json: retry.streaming: must be one of "restart", "beforeOutput", "resume", got "never"`,
 			},
 		},
 		{

@@ -96,6 +96,9 @@ type chatParser struct {
 	finish   string // last finish_reason seen, "" if none
 	thinking bool   // the thinking block is open
 	calls    []call
+	// seam, after a continuation, holds back its first text until any
+	// words it repeats from the partial answer are cut (continue.go).
+	seam *seam
 }
 
 func (p *chatParser) fill(b *llm.Builder) error {
@@ -167,7 +170,9 @@ func (p *chatParser) delta(b *llm.Builder, d *delta) {
 	if d.Content != "" || d.Refusal != "" {
 		p.endThinking(b)
 		// A refusal is the model's visible answer, so it reads as text.
-		b.Text(keyText, d.Content+d.Refusal)
+		if text := p.seam.take(d.Content + d.Refusal); text != "" {
+			b.Text(keyText, text)
+		}
 	}
 	for i := range d.ToolCalls {
 		p.endThinking(b)
@@ -239,6 +244,9 @@ func (p *chatParser) end(b *llm.Builder, err error) error {
 
 // complete finishes the message with the finish reason seen.
 func (p *chatParser) complete(b *llm.Builder) {
+	if text := p.seam.flush(); text != "" {
+		b.Text(keyText, text)
+	}
 	// A call must have an id for its result to refer to; a few servers
 	// send none.
 	m := b.Message()

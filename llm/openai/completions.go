@@ -49,6 +49,9 @@ var _ llm.Provider = (*Completions)(nil)
 // req.Thinking set, passes it as reasoning_effort.
 func (c *Completions) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
 	cn := resolve(&c.ClientOptions, &req.Model, llm.APIOpenAICompletions, "/chat/completions")
+	if c.Resume {
+		return c.continuable(ctx, cn, req)
+	}
 	return cn.Stream(ctx, req, c.request(req, cn.URL), func(dec *sse.Decoder, m *llm.Model) func(*llm.Builder) error {
 		p := &chatParser{Call: cn, model: m, dec: dec}
 		return p.fill
@@ -64,6 +67,10 @@ type chatRequest struct {
 	MaxCompletionTokens int           `json:"max_completion_tokens,omitempty"`
 	MaxTokens           int           `json:"max_tokens,omitempty"`
 	ReasoningEffort     string        `json:"reasoning_effort,omitempty"`
+	// ContinueFinalMessage and AddGenerationPrompt continue a dropped
+	// answer (continue.go).
+	ContinueFinalMessage bool  `json:"continue_final_message,omitempty"`
+	AddGenerationPrompt  *bool `json:"add_generation_prompt,omitempty"`
 }
 
 // List is the conversation, encoded element by element (httpcall.Lister).

@@ -33,6 +33,9 @@ var _ llm.Provider = (*Responses)(nil)
 // thought without server-side storage.
 func (c *Responses) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
 	cn := resolve(&c.ClientOptions, &req.Model, llm.APIOpenAIResponses, "/responses")
+	if c.Resume {
+		return c.background(ctx, cn, req)
+	}
 	return cn.Stream(ctx, req, respBody(req), func(dec *sse.Decoder, m *llm.Model) func(*llm.Builder) error {
 		p := &respParser{Call: cn, model: m, dec: dec}
 		return p.fill
@@ -52,6 +55,8 @@ type respRequest struct {
 	MaxOutputTokens int            `json:"max_output_tokens,omitempty"`
 	Reasoning       *respReasoning `json:"reasoning,omitempty"`
 	Include         []string       `json:"include,omitempty"`
+	// Background is set with Store in resume mode (see background).
+	Background bool `json:"background,omitempty"`
 }
 
 type respReasoning struct {

@@ -64,6 +64,9 @@ type respParser struct {
 	// streamed marks function calls whose arguments came as deltas, so the
 	// whole arguments in output_item.done are not added twice.
 	streamed map[string]bool
+	// cursor, in background mode, follows the response id and the last
+	// sequence number, where a resume starts.
+	cursor *cursor
 }
 
 func (p *respParser) fill(b *llm.Builder) error {
@@ -73,6 +76,9 @@ func (p *respParser) fill(b *llm.Builder) error {
 	}
 	if err != nil {
 		return p.ReadError(err)
+	}
+	if p.cursor != nil {
+		p.cursor.see(ev.Name, ev.Data)
 	}
 	if ignored(ev.Name) {
 		return nil // skipped undecoded: some carry the whole response object

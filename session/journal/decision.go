@@ -52,6 +52,10 @@ const (
 	// EndFailed: given up for another reason (a fatal error, a wait too
 	// long, retry off, an overflow compaction could not fix).
 	EndFailed End = "failed"
+	// EndResumed: the message's stream dropped and was continued where it
+	// stopped (retry.streaming "resume"); the entry is the whole message,
+	// recorded once.
+	EndResumed End = "resumed"
 )
 
 // EstimateDecisions fills in, for a viewer, the decisions the file did not

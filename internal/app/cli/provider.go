@@ -59,6 +59,7 @@ func providerFor(t settings.Target, key string) (llm.Provider, error) {
 	o := llm.ClientOptions{
 		BaseURL: t.Config.BaseURL, APIKey: key, Provider: t.Provider,
 		Timeout: t.Config.Timeout(), IdleTimeout: t.Config.IdleTimeout(), MaxEventBytes: t.Config.MaxEventBytes, MaxMessageBytes: t.Config.MaxMessageBytes,
+		Resume: t.Config.Resume,
 	}
 	if d, ok := apis.Lookup(t.Config.API); ok {
 		return d.New(o), nil

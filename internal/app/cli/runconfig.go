@@ -32,12 +32,16 @@ type preset struct {
 	// window is the demo model's context window, when set: the overflow
 	// demo's seeded conversation must have an older part to summarise.
 	window int
+	// resume makes the demo's provider speak the Responses API in
+	// background mode with retry.streaming "resume", for this run only.
+	resume bool
 }
 
 // presets holds what the demos change; the others change nothing.
 var presets = map[string]preset{
 	"stall":    {idleTimeoutMs: 2000},
 	"overflow": {window: presetWindow},
+	"resume":   {resume: true},
 }
 
 // newRunConfig loads the settings and resolves the run's target for the
@@ -59,10 +63,17 @@ func newRunConfig(s streams, f *runFlags) (*runConfig, error) {
 		}
 		rc.preset, rc.stop = &p, stop
 		o = settings.Overrides{Provider: "fake-llm", Model: "fake-model", API: settings.APIOpenAICompletions, BaseURL: url}
+		if p.resume {
+			o.API = settings.APIOpenAIResponses
+			st.Retry.Streaming = settings.StreamResume
+		}
 	}
 	if rc.target, err = resolveTarget(st, o); err != nil {
 		rc.close()
 		return nil, err
+	}
+	if p := rc.preset; p != nil && p.resume {
+		rc.target.Config.Resume = true
 	}
 	if p := rc.preset; p != nil && p.idleTimeoutMs > 0 {
 		rc.target.Config.IdleTimeoutMs = p.idleTimeoutMs

@@ -56,7 +56,7 @@ func TestSettingsSetRefusesInvalid(t *testing.T) {
 		{name: "out of range", file: userFile, args: []string{"retry.maxRetries", "101"},
 			stderr: `retry.maxRetries: must be an integer from 0 to 100, got 101`},
 		{name: "unknown enum value", file: userFile, args: []string{"retry.streaming", "sometimes"},
-			stderr: `retry.streaming: must be one of "restart", "beforeOutput", got "sometimes"`},
+			stderr: `retry.streaming: must be one of "restart", "beforeOutput", "resume", got "sometimes"`},
 		{name: "unknown key", file: userFile, args: []string{"retry.maxRetires", "5"},
 			stderr: `unknown key "retry.maxRetires" (did you mean "retry.maxRetries"?)`},
 		{name: "cross-file rule", file: userFile, args: []string{"defaultProvider", "nobody"},

@@ -98,6 +98,8 @@ func Sample(name string) (e Event, ok bool) {
 		return session.AutoRetryStartEvent{Attempt: 1, MaxAttempts: 3, DelayMs: 2000, ErrorMessage: errMsg, ErrorClass: retry.Transient}, true
 	case session.AutoRetryEnd:
 		return session.AutoRetryEndEvent{Attempt: 3, FinalError: errMsg}, true
+	case session.StreamResumed:
+		return session.StreamResumedEvent{Attempt: 1, Cursor: "41", GapMs: 2003}, true
 	case session.SessionError:
 		return session.SessionErrorEvent{Op: session.OpSaveMessage, ErrorMessage: "journal: append to /home/me/.rally/sessions/sample.jsonl: no space left on device"}, true
 	}

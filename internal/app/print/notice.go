@@ -120,3 +120,13 @@ func plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+// resumedLine is print mode's notice of a stream continued where it
+// stopped: nothing above is taken back, and nothing is sent twice.
+func resumedLine(e session.StreamResumedEvent) string {
+	from := "from the partial answer"
+	if e.Cursor != "" {
+		from = "after event " + e.Cursor
+	}
+	return fmt.Sprintf("rally: reconnected, resuming (retry %d) %s", e.Attempt, from)
+}

@@ -98,6 +98,8 @@ func (t *Text) Event(e session.Event) {
 		if t.live && e.Message.TextOf() != "" {
 			fmt.Fprintln(t.err, "rally: the partial answer above was cut off and is discarded; the retry starts over")
 		}
+	case session.StreamResumedEvent:
+		fmt.Fprintln(t.err, resumedLine(e))
 	case session.ToolExecutionStartEvent:
 		t.out.Flush()
 		fmt.Fprintf(t.err, "→ %s %s\n", termsafe.String(e.ToolName), termsafe.String(Clip(string(e.Args), 120)))

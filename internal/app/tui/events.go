@@ -66,6 +66,8 @@ func translate(e session.Event, now time.Time) any {
 	case session.AutoRetryEndEvent:
 		return retryEndMsg{success: e.Success, attempt: e.Attempt, finalError: e.FinalError,
 			cancelled: !e.Success && e.FinalError == session.RetryCancelled}
+	case session.StreamResumedEvent:
+		return resumedMsg{attempt: e.Attempt}
 	case session.SessionErrorEvent:
 		return storeErrorMsg{op: e.Op, err: e.ErrorMessage}
 	case session.CompactionStartEvent:

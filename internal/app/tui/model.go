@@ -258,6 +258,8 @@ func (m *Model) handle(msg any) tea.Cmd {
 		m.messageEnd(msg.msg)
 	case discardMsg:
 		m.tr.discard()
+	case resumedMsg:
+		return m.resumed(msg)
 	case toolStartMsg:
 		m.tr.add(block{kind: kTool, tool: &toolCall{id: msg.id, name: msg.name, args: msg.args}})
 	case toolEndMsg:

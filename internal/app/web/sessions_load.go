@@ -187,6 +187,10 @@ func redactBlocks(e *entryView, keys []string) {
 	}
 }
 
+// chainResumed is the ChainEnd of an answer whose stream dropped and was
+// resumed, not retried (retry.streaming "resume").
+const chainResumed = string(journal.EndResumed)
+
 // viewEntry converts one journal entry.
 func viewEntry(e *journal.Entry) entryView {
 	ev := entryView{ID: e.ID, Type: e.Type, End: e.Timestamp, Retried: e.Retried}

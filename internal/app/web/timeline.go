@@ -195,6 +195,11 @@ func drawTimeline(v *sessionView) *timeline {
 			case e.Abort:
 				class = "call aborted"
 				title = fmt.Sprintf("%s aborted after %s", e.Model, took)
+			case e.ChainEnd == chainResumed:
+				// One bar: the stream dropped and went on (retry.streaming
+				// "resume"); the gap is inside it, said in its tooltip.
+				class = "call resumed"
+				title = fmt.Sprintf("%s · %s · the stream dropped and was %s after a %s wait", e.Model, took, e.Reason, dur(time.Duration(e.DelayMs)*time.Millisecond))
 			}
 			items = append(items, item{span: span{start, callEnd}, bar: &tlBar{Y: tlCallY, Class: class, Title: title, Anchor: e.ID}})
 			lastCallEnd = end

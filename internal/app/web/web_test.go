@@ -524,7 +524,7 @@ func TestInvalidFileOnDisk(t *testing.T) {
 	_, page := e.get(t, "/settings?_file=global")
 	for _, want := range []string{
 		`data-for="retry.maxRetries">~/.rally/settings.json: retry.maxRetries: must be an integer from 0 to 100, got 500</p>`,
-		`data-for="retry.streaming">.rally/settings.json: retry.streaming: must be one of &#34;restart&#34;, &#34;beforeOutput&#34;, got &#34;never&#34;</p>`,
+		`data-for="retry.streaming">.rally/settings.json: retry.streaming: must be one of &#34;restart&#34;, &#34;beforeOutput&#34;, &#34;resume&#34;, got &#34;never&#34;</p>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %s", want)

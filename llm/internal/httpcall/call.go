@@ -78,13 +78,25 @@ type Parse func(dec *sse.Decoder, model *llm.Model) func(*llm.Builder) error
 // get the headers as "<provider>: send request: …"; a failure after that
 // is the stream's error event.
 func (c *Call) Stream(ctx context.Context, req *llm.Request, body any, parse Parse) (*llm.Stream, error) {
+	resp, err := c.post(ctx, req, body)
+	if err != nil {
+		return nil, err
+	}
+	// The parser prices usage with its own copy of the model, so a caller
+	// that reuses req while the stream runs cannot change it.
+	model := req.Model
+	dec := sse.NewDecoder(&cappedBody{r: resp.Body, left: c.maxMessageBytes()})
+	dec.MaxEvent = c.Options.MaxEventBytes
+	return llm.NewStream(c.message(&model), c.capOutput(parse(dec, &model), outputCap(req)), resp.Close), nil
+}
+
+// post sends the request and waits for the response headers, with the
+// errors Stream documents.
+func (c *Call) post(ctx context.Context, req *llm.Request, body any) (*Response, error) {
 	// Keys are kept out of everything that comes back: the body, the
 	// response headers (a proxy may echo them) and the URL a transport
 	// error quotes.
-	apiErr := func(status int, h http.Header, b []byte) error {
-		return APIError(c.Provider, status, redact.Header(h, c.Keys...), b, c.Keys...)
-	}
-	resp, err := Post(ctx, &c.Options, c.URL, c.Header, body, req.Attempt, apiErr)
+	resp, err := Post(ctx, &c.Options, c.URL, c.Header, body, req.Attempt, c.APIErr)
 	if err != nil {
 		if _, ok := llm.AsAPIError(err); ok {
 			return nil, err
@@ -92,13 +104,12 @@ func (c *Call) Stream(ctx context.Context, req *llm.Request, body any, parse Par
 		// %w: the retry classifier looks at the Go type.
 		return nil, c.Errorf("send request: %w", redact.URLError(err, c.Keys...))
 	}
-	// The parser prices usage with its own copy of the model, so a caller
-	// that reuses req while the stream runs cannot change it.
-	model := req.Model
-	msg := llm.Message{Role: llm.Assistant, API: c.API, Provider: c.Provider, Model: model.ID, Timestamp: llm.Now()}
-	dec := sse.NewDecoder(&cappedBody{r: resp.Body, left: c.maxMessageBytes()})
-	dec.MaxEvent = c.Options.MaxEventBytes
-	return llm.NewStream(msg, c.capOutput(parse(dec, &model), outputCap(req)), resp.Close), nil
+	return resp, nil
+}
+
+// message is the assistant message a stream of model starts from.
+func (c *Call) message(model *llm.Model) llm.Message {
+	return llm.Message{Role: llm.Assistant, API: c.API, Provider: c.Provider, Model: model.ID, Timestamp: llm.Now()}
 }
 
 func (c *Call) maxMessageBytes() int64 {

@@ -63,7 +63,9 @@ type Response struct {
 func (r *Response) Close() error {
 	err := r.Body.Close()
 	r.cancel(context.Canceled)
-	r.once.Do(r.body.release)
+	if r.body != nil {
+		r.once.Do(r.body.release)
+	}
 	return err
 }
 
@@ -75,22 +77,42 @@ func Post(ctx context.Context, o *llm.ClientOptions, url string, header http.Hea
 	if err != nil {
 		return nil, fmt.Errorf("encode request: %w", err)
 	}
+	return send(ctx, o, http.MethodPost, url, header, payload, attempt, apiErr)
+}
+
+// Get is Post without a body: it reconnects to a stream the provider
+// stored (a resumed response), under the same timeouts and errors.
+func Get(ctx context.Context, o *llm.ClientOptions, url string, header http.Header, attempt int, apiErr func(status int, h http.Header, body []byte) error) (*Response, error) {
+	return send(ctx, o, http.MethodGet, url, header, nil, attempt, apiErr)
+}
+
+// send makes the request; payload is nil for one without a body.
+func send(ctx context.Context, o *llm.ClientOptions, method, url string, header http.Header, payload *requestBody, attempt int, apiErr func(status int, h http.Header, body []byte) error) (*Response, error) {
+	release := func() {
+		if payload != nil {
+			payload.release()
+		}
+	}
 	ctx, cancel := context.WithCancelCause(ctx)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		cancel(nil)
-		payload.release()
+		release()
 		return nil, fmt.Errorf("build request: %w", err)
 	}
-	// The body straight from the pooled buffer; GetBody lets the
-	// transport send it again on a fresh connection, as it does for a
-	// bytes.Reader.
-	req.Body, req.ContentLength = payload.reader(), payload.len()
-	req.GetBody = func() (io.ReadCloser, error) { return payload.reader(), nil }
+	if payload != nil {
+		// The body straight from the pooled buffer; GetBody lets the
+		// transport send it again on a fresh connection, as it does for a
+		// bytes.Reader.
+		req.Body, req.ContentLength = payload.reader(), payload.len()
+		req.GetBody = func() (io.ReadCloser, error) { return payload.reader(), nil }
+	}
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("Accept", "text/event-stream")
 	// No transparent gzip: a small compressed body can inflate without
 	// bound. An SSE stream gains little from compression anyway, and
@@ -108,7 +130,7 @@ func Post(ctx context.Context, o *llm.ClientOptions, url string, header http.Hea
 	resp, err := client.Do(req)
 	firstByte.Stop()
 	if err != nil {
-		payload.release() // the transport closes its readers
+		release() // the transport closes its readers
 		cause := context.Cause(ctx)
 		cancel(nil)
 		if errors.Is(cause, ErrFirstByteTimeout) {
@@ -120,7 +142,7 @@ func Post(ctx context.Context, o *llm.ClientOptions, url string, header http.Hea
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		resp.Body.Close()
 		cancel(nil)
-		payload.release()
+		release()
 		return nil, apiErr(resp.StatusCode, resp.Header, b)
 	}
 	resp.Body = newIdleBody(ctx, resp.Body, idle, cancel)
