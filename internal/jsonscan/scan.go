@@ -365,12 +365,21 @@ func (s *Scanner) Float(dst *float64) bool {
 // Raw reads any value and returns a copy of its bytes, as a
 // json.RawMessage field holds it.
 func (s *Scanner) Raw() ([]byte, bool) {
+	v, ok := s.RawView()
+	if !ok {
+		return nil, false
+	}
+	return append([]byte(nil), v...), true
+}
+
+// RawView is Raw without the copy: the bytes are the input's.
+func (s *Scanner) RawView() ([]byte, bool) {
 	s.ws()
 	start := s.i
 	if !s.Skip(0) {
 		return nil, false
 	}
-	return append([]byte(nil), s.b[start:s.i]...), true
+	return s.b[start:s.i], true
 }
 
 // Bool reads a boolean, or null (left as it is).
@@ -499,6 +508,11 @@ func (s *Scanner) View(dst *string, buf *[]byte) bool {
 	}
 	return true
 }
+
+// AppendUnquoted appends raw, a string's bytes between its quotes as Str
+// returns them, with its escapes decoded as Unquote does. The result is at
+// most len(raw) bytes longer than out.
+func AppendUnquoted(out, raw []byte) []byte { return appendUnquoted(out, raw) }
 
 // appendUnquoted appends raw with its escapes decoded (see Unquote).
 func appendUnquoted(out, raw []byte) []byte {
