@@ -76,12 +76,17 @@ func (sub *Subscription) takeLoan() *loan {
 	return l
 }
 
-// trimLoans lets go of the spare loans beyond keptLoans. The caller holds
-// sub.mu.
+// trimLoans lets go of the spare loans beyond keptLoans, and of what the
+// kept ones still point to (the answer's text, its usage), so an idle
+// subscription holds nothing of the last answer. The caller holds sub.mu.
 func (sub *Subscription) trimLoans() {
-	if len(sub.spare) <= keptLoans {
-		return
+	if len(sub.spare) > keptLoans {
+		clear(sub.spare[keptLoans:])
+		sub.spare = sub.spare[:keptLoans:keptLoans]
 	}
-	clear(sub.spare[keptLoans:])
-	sub.spare = sub.spare[:keptLoans:keptLoans]
+	for _, l := range sub.spare {
+		content := l.snap.content
+		clear(content[:cap(content)])
+		l.snap = updateSnap{content: content[:0]}
+	}
 }
