@@ -83,6 +83,11 @@ type Outcome struct {
 // caller's goroutine. err is non-nil only for a failure outside a model
 // call: ErrMaxTurns, or the context ending between calls.
 //
+// A MessageUpdateEvent's Assistant is one event the loop reuses for every
+// update of a call, and its Message is the stream's live message: both
+// are valid only until emit returns, so a streamed delta costs no
+// allocation here. Copy what you keep (the session snapshots them).
+//
 // Run takes msgs over rather than copying it (a long conversation would
 // be copied for every run): it appends the run's messages to it, so the
 // caller must not use msgs afterwards. Spare capacity saves reallocating.
@@ -176,6 +181,10 @@ func (c *Config) call(ctx context.Context, req *llm.Request, emit func(Event)) (
 	if c.Resume != nil {
 		s.OnDrop(func(d *llm.Drop) bool { return c.Resume(ctx, d) })
 	}
+	// One update event for the whole call, boxed once: each delta
+	// overwrites cur (see Run on what emit may keep).
+	var cur llm.Event
+	var update Event
 	for {
 		e, err := s.Next()
 		if err == io.EOF {
@@ -191,7 +200,11 @@ func (c *Config) call(ctx context.Context, req *llm.Request, emit func(Event)) (
 			if e.Type != llm.EventTextStart && e.Type != llm.EventThinkingStart {
 				output = true
 			}
-			emit(MessageUpdateEvent{Message: e.Partial, Assistant: &e})
+			if u, ok := update.(MessageUpdateEvent); !ok || u.Message != e.Partial {
+				update = MessageUpdateEvent{Message: e.Partial, Assistant: &cur}
+			}
+			cur = e
+			emit(update)
 		}
 	}
 	m = s.Message()

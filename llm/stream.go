@@ -156,7 +156,10 @@ func (b *Builder) block(key, typ string) (int, bool) {
 	return i, true
 }
 
-// Text appends a text fragment to the text block under key.
+// Text appends a text fragment to the text block under key. Text and
+// Thinking keep no reference to delta (the event's Delta is the tail of
+// the block's text, which holds a copy), so a parser may pass a view of a
+// buffer it reuses, and a streamed delta costs no allocation of its own.
 func (b *Builder) Text(key, delta string) {
 	i, started := b.block(key, TextType)
 	if started {
@@ -166,11 +169,13 @@ func (b *Builder) Text(key, delta string) {
 		return
 	}
 	b.out += len(delta)
-	b.msg.Content[i].Text = b.grow(i, b.msg.Content[i].Text, delta)
-	b.emit(Event{Type: EventTextDelta, ContentIndex: i, Delta: delta})
+	text := b.grow(i, b.msg.Content[i].Text, delta)
+	b.msg.Content[i].Text = text
+	b.emit(Event{Type: EventTextDelta, ContentIndex: i, Delta: text[len(text)-len(delta):]})
 }
 
-// Thinking appends a reasoning fragment to the thinking block under key.
+// Thinking appends a reasoning fragment to the thinking block under key
+// (keeping no reference to delta, as Text).
 func (b *Builder) Thinking(key, delta string) {
 	i, started := b.block(key, ThinkingType)
 	if started {
@@ -180,8 +185,9 @@ func (b *Builder) Thinking(key, delta string) {
 		return
 	}
 	b.out += len(delta)
-	b.msg.Content[i].Thinking = b.grow(i, b.msg.Content[i].Thinking, delta)
-	b.emit(Event{Type: EventThinkingDelta, ContentIndex: i, Delta: delta})
+	thinking := b.grow(i, b.msg.Content[i].Thinking, delta)
+	b.msg.Content[i].Thinking = thinking
+	b.emit(Event{Type: EventThinkingDelta, ContentIndex: i, Delta: thinking[len(thinking)-len(delta):]})
 }
 
 // grow returns s, the text of block i, with delta appended. The result

@@ -186,9 +186,13 @@ func (s *server) watch() (*session.Session, *session.Subscription) {
 	defer s.mu.Unlock()
 	if s.sub == nil {
 		// One encoder per subscription: events arrive one at a time, and
-		// it reuses its buffer and the escaped text of the last line.
+		// it reuses its buffer and the escaped text of the last line. It
+		// is done with each event once it returns (the line is copied
+		// into the output's buffer; the text cache keeps strings, which
+		// never change), so message_updates are loaned: no allocation
+		// per delta.
 		var enc wire.Encoder
-		s.sub = s.sess.Watch(func(e session.Event) {
+		s.sub = s.sess.WatchLoaned(func(e session.Event) {
 			enc.Deltas = s.deltas.Load()
 			// Streaming deltas are not flushed one by one (see output).
 			k := e.Kind()

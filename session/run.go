@@ -60,9 +60,11 @@ func (s *Session) agentConfig() (*agent.Config, llm.Target) {
 func (s *Session) sendable() []llm.Message {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Room for what a run adds (the agent loop appends to it), so the
-	// context is copied once per run, here, and not again per turn.
-	out := make([]llm.Message, 0, len(s.messages)+16)
+	// Room for what a run adds (the agent loop appends to it), so a long
+	// context is copied once per run, here, and not again per turn; a
+	// short one gets less, as it is cheap to grow and every streaming
+	// session holds the spare room (issue 25: heap per session).
+	out := make([]llm.Message, 0, len(s.messages)+min(16, 4+len(s.messages)/16))
 	for _, m := range s.messages {
 		if !failedAnswer(m) {
 			out = append(out, m)

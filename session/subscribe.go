@@ -25,6 +25,13 @@ func (s *Session) Subscribe(fn func(Event)) (unsubscribe func()) { return s.Watc
 // it): the Subscription can wait for fn to catch up.
 func (s *Session) Watch(fn func(Event)) *Subscription { return s.hub.subscribe(fn) }
 
+// WatchLoaned is Watch for a consumer that is done with each event when fn
+// returns (it encodes or copies what it needs): a message_update's Message
+// and Assistant are loaned, valid only until fn returns, then reused for a
+// later update. A streamed delta then costs its subscription no
+// allocation. Every other event is fn's to keep, as with Watch.
+func (s *Session) WatchLoaned(fn func(Event)) *Subscription { return s.hub.add(fn, true) }
+
 // Subscription is one subscriber of a session's events.
 type Subscription struct {
 	h    *hub
@@ -38,12 +45,15 @@ type Subscription struct {
 	queue   []item    // not yet taken by the delivering goroutine
 	pending int       // queued or taken but not yet delivered
 	closed  bool
+	loaned  bool    // message_updates are loaned (WatchLoaned)
+	spare   []*loan // loans delivered and free again
 }
 
 // item is an event, or a Sync waiting for the events before it.
 type item struct {
 	e    Event
 	sync chan struct{}
+	loan *loan // e's storage, free again once fn returned
 }
 
 // push queues it, waiting while the subscriber is subscriberBuffer behind.
@@ -54,12 +64,30 @@ func (sub *Subscription) push(it item) {
 		sub.room.Wait()
 	}
 	sub.queue = append(sub.queue, it)
+	sub.pushed()
+}
+
+// pushed counts the item just queued and wakes the delivering goroutine.
+// The caller holds sub.mu; pushed releases it.
+func (sub *Subscription) pushed() {
 	sub.pending++
 	sub.mu.Unlock()
 	select {
 	case sub.wake <- struct{}{}:
 	default:
 	}
+}
+
+// pushLoan queues a copy of u in a loan, waiting like push.
+func (sub *Subscription) pushLoan(u MessageUpdateEvent) {
+	sub.mu.Lock()
+	for sub.pending >= subscriberBuffer {
+		sub.room.Wait()
+	}
+	l := sub.takeLoan()
+	l.snap.fill(u)
+	sub.queue = append(sub.queue, item{e: l.box, loan: l})
+	sub.pushed()
 }
 
 // deliver hands queued items to fn, in order, until the subscription is
@@ -85,9 +113,16 @@ func (sub *Subscription) deliver() {
 				} else {
 					sub.fn(batch[i].e)
 				}
-				batch[i] = item{}
 			}
 			sub.mu.Lock()
+			for i := range batch {
+				if l := batch[i].loan; l != nil {
+					sub.spare = append(sub.spare, l)
+				} else if _, ok := batch[i].e.(MessageEndEvent); ok {
+					sub.trimLoans() // the answer is over
+				}
+				batch[i] = item{}
+			}
 			if sub.pending >= subscriberBuffer {
 				sub.room.Broadcast()
 			}
@@ -146,8 +181,11 @@ type hub struct {
 	subs map[*Subscription]struct{}
 }
 
-func (h *hub) subscribe(fn func(Event)) *Subscription {
-	sub := &Subscription{h: h, fn: fn, wake: make(chan struct{}, 1), done: make(chan struct{})}
+func (h *hub) subscribe(fn func(Event)) *Subscription { return h.add(fn, false) }
+
+// add subscribes fn, its message_updates loaned or not.
+func (h *hub) add(fn func(Event), loaned bool) *Subscription {
+	sub := &Subscription{h: h, fn: fn, loaned: loaned, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	sub.room.L = &sub.mu
 	go sub.deliver()
 	h.mu.Lock()
@@ -160,13 +198,23 @@ func (h *hub) subscribe(fn func(Event)) *Subscription {
 }
 
 // emit sends e to every subscriber. The message in e is snapshotted first:
-// the stream keeps changing its live message after emit returns.
+// the stream keeps changing its live message after emit returns. A loaned
+// subscription copies a message_update into a loan of its own; the others
+// share one snapshot, made only if one of them is there.
 func (h *hub) emit(e Event) {
-	e = snapshot(e)
+	u, loan := loanable(e)
+	var shared Event
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		s.push(item{e: e})
+		if loan && s.loaned {
+			s.pushLoan(u)
+			continue
+		}
+		if shared == nil {
+			shared = snapshot(e)
+		}
+		s.push(item{e: shared})
 	}
 }
 
@@ -174,6 +222,9 @@ func (h *hub) emit(e Event) {
 func snapshot(e Event) Event {
 	switch e := e.(type) {
 	case MessageUpdateEvent:
+		if e.Message != nil && e.Assistant != nil {
+			return snapshotUpdate(e)
+		}
 		if e.Message != nil {
 			e.Message = e.Message.Clone()
 			if e.Assistant != nil {

@@ -365,12 +365,21 @@ func (s *Scanner) Float(dst *float64) bool {
 // Raw reads any value and returns a copy of its bytes, as a
 // json.RawMessage field holds it.
 func (s *Scanner) Raw() ([]byte, bool) {
+	v, ok := s.RawView()
+	if !ok {
+		return nil, false
+	}
+	return append([]byte(nil), v...), true
+}
+
+// RawView is Raw without the copy: the bytes are the input's.
+func (s *Scanner) RawView() ([]byte, bool) {
 	s.ws()
 	start := s.i
 	if !s.Skip(0) {
 		return nil, false
 	}
-	return append([]byte(nil), s.b[start:s.i]...), true
+	return s.b[start:s.i], true
 }
 
 // Bool reads a boolean, or null (left as it is).
@@ -401,7 +410,13 @@ func Array[T any](s *Scanner, dst *[]T, elem func(*T) bool) bool {
 	if !s.Eat('[') {
 		return false
 	}
-	out := make([]T, 0, 1)
+	// A slice the caller passes back is reused: a parser that decodes
+	// every event into one struct allocates nothing per event. Each
+	// element is zeroed before it is read, as a new one would be.
+	out := (*dst)[:0]
+	if out == nil {
+		out = make([]T, 0, 1)
+	}
 	if !s.Eat(']') {
 		for {
 			var zero T
@@ -455,7 +470,52 @@ func hex4(b []byte) rune {
 // encoding/json does: a lone or broken surrogate and each invalid UTF-8
 // byte become U+FFFD.
 func Unquote(raw []byte) string {
-	out := make([]byte, 0, len(raw))
+	out := appendUnquoted(make([]byte, 0, len(raw)), raw)
+	// out is never written again: share it instead of copying.
+	return unsafe.String(unsafe.SliceData(out), len(out))
+}
+
+// View reads a string or null like Text, without copying: *dst aliases the
+// input, or, for a string with escapes or invalid UTF-8, its decoded form
+// appended to *buf. It is valid only while neither the input nor *buf is
+// written again: for text the caller copies at once (a stream's delta,
+// appended to the message), so a text delta costs no allocation. The
+// caller empties *buf before each value it decodes, not between the
+// strings of one value (a view into the old array stays intact when an
+// append moves *buf).
+func (s *Scanner) View(dst *string, buf *[]byte) bool {
+	if s.Null() {
+		return true
+	}
+	raw, esc, ok := s.Str()
+	if !ok {
+		return false
+	}
+	if len(raw) == 0 {
+		*dst = ""
+		return true
+	}
+	if !esc && utf8.Valid(raw) {
+		*dst = unsafe.String(&raw[0], len(raw))
+		return true
+	}
+	start := len(*buf)
+	*buf = appendUnquoted(*buf, raw)
+	if v := (*buf)[start:]; len(v) > 0 {
+		*dst = unsafe.String(&v[0], len(v))
+	} else {
+		*dst = ""
+	}
+	return true
+}
+
+// AppendUnquoted appends raw, a string's bytes between its quotes as Str
+// returns them, with its escapes decoded as Unquote does. The result is at
+// most len(raw) bytes longer than out.
+func AppendUnquoted(out, raw []byte) []byte { return appendUnquoted(out, raw) }
+
+// appendUnquoted appends raw with its escapes decoded (see Unquote).
+func appendUnquoted(out, raw []byte) []byte {
 	for i := 0; i < len(raw); {
 		// Plain ASCII in runs: most of a text is between its escapes.
 		j := i
@@ -514,6 +574,5 @@ func Unquote(raw []byte) string {
 			i += size
 		}
 	}
-	// out is never written again: share it instead of copying.
-	return unsafe.String(unsafe.SliceData(out), len(out))
+	return out
 }

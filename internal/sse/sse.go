@@ -83,8 +83,11 @@ type Event struct {
 
 const (
 	// minBuf is the first read buffer; it doubles whenever one line does
-	// not fit, and never shrinks.
-	minBuf = 4096
+	// not fit, or a read fills it (the stream is fast: read it in larger
+	// blocks, up to fastBuf), and never shrinks. A slow stream, a session
+	// waiting on its model, keeps a small one.
+	minBuf  = 512
+	fastBuf = 32 << 10
 	// maxEmptyReads bounds reads that return (0, nil), as bufio does, so a
 	// broken reader cannot spin the decoder forever.
 	maxEmptyReads = 100
@@ -126,6 +129,7 @@ type Decoder struct {
 	n     int
 	scan  int   // bytes past off already searched for a line end
 	err   error // read error, reported once buf is drained
+	full  bool  // the last read filled the buffer
 	begun bool  // first line seen, BOM checked
 	skip  bool  // last line ended in CR: an LF next is part of that line end
 	data  []byte
@@ -302,7 +306,7 @@ func (d *Decoder) fill() {
 		d.n = copy(d.buf, d.buf[d.off:d.n])
 		d.off = 0
 	}
-	if d.n == len(d.buf) {
+	if d.n == len(d.buf) || d.full && len(d.buf) < fastBuf {
 		// The buffer needs to hold one line at most, which line() fails
 		// once it is longer than the cap: growing past that would only
 		// hold bytes that are never used.
@@ -323,6 +327,7 @@ func (d *Decoder) fill() {
 			return
 		}
 		d.n += n
+		d.full = d.n == len(d.buf)
 		if err != nil {
 			d.err = err
 			return

@@ -99,6 +99,10 @@ type chatParser struct {
 	// seam, after a continuation, holds back its first text until any
 	// words it repeats from the partial answer are cut (continue.go).
 	seam *seam
+	// c is every chunk's decoding, reused, and buf the scratch of its
+	// text views (fastChunkView): a text delta allocates nothing here.
+	c   chunk
+	buf []byte
 }
 
 func (p *chatParser) fill(b *llm.Builder) error {
@@ -117,10 +121,11 @@ func (p *chatParser) fill(b *llm.Builder) error {
 		p.complete(b)
 		return nil
 	}
-	var c chunk
-	if !fastChunk(data, &c) {
-		c = chunk{}
-		if err := json.Unmarshal(data, &c); err != nil {
+	c := &p.c
+	*c = chunk{Choices: c.Choices[:0]}
+	if !fastChunkView(data, c, &p.buf) {
+		*c = chunk{}
+		if err := json.Unmarshal(data, c); err != nil {
 			return p.DecodeError("chunk", err, data)
 		}
 	}

@@ -2,8 +2,22 @@ package openai
 
 import "github.com/rally-agent/rally/internal/jsonscan"
 
-// scan is the fast decoders' scanner, with their own readers added.
-type scan struct{ jsonscan.Scanner }
+// scan is the fast decoders' scanner, with their own readers added. With
+// buf set, the text a chunk streams (content, refusal, reasoning) is read
+// as views (jsonscan.View) instead of copies; ids, names and tool-call
+// arguments, which the message keeps as they are, are always copies.
+type scan struct {
+	jsonscan.Scanner
+	buf *[]byte
+}
+
+// text reads streamed text: a view with buf set, else a copy.
+func (s *scan) text(dst *string) bool {
+	if s.buf == nil {
+		return s.Text(dst)
+	}
+	return s.View(dst, s.buf)
+}
 
 // The fast decoders fill the same structs encoding/json would, for the
 // events that carry deltas; see scan for why and how they stay exact.
@@ -11,8 +25,16 @@ type scan struct{ jsonscan.Scanner }
 // fastChunk decodes a chat.completion.chunk into c, or reports false for
 // input it leaves to encoding/json (any usage object, an error, reasoning
 // details, anything unusual).
-func fastChunk(data []byte, c *chunk) bool {
-	s := scan{jsonscan.New(data)}
+func fastChunk(data []byte, c *chunk) bool { return fastChunkView(data, c, nil) }
+
+// fastChunkView is fastChunk with the streamed text read as views of data
+// or of *buf (see scan), for a parser that hands it to the llm.Builder,
+// which copies it, before it reads the next event. It empties *buf first.
+func fastChunkView(data []byte, c *chunk, buf *[]byte) bool {
+	if buf != nil {
+		*buf = (*buf)[:0]
+	}
+	s := scan{jsonscan.New(data), buf}
 	var seen uint32
 	ok := s.Fields(func(k []byte) bool {
 		switch string(k) {
@@ -48,13 +70,13 @@ func (s *scan) delta(d *delta) bool {
 	return s.Fields(func(k []byte) bool {
 		switch string(k) {
 		case "content":
-			return jsonscan.Once(&seen, 1) && s.Text(&d.Content)
+			return jsonscan.Once(&seen, 1) && s.text(&d.Content)
 		case "refusal":
-			return jsonscan.Once(&seen, 2) && s.Text(&d.Refusal)
+			return jsonscan.Once(&seen, 2) && s.text(&d.Refusal)
 		case "reasoning_content":
-			return jsonscan.Once(&seen, 4) && s.Text(&d.ReasoningContent)
+			return jsonscan.Once(&seen, 4) && s.text(&d.ReasoningContent)
 		case "reasoning":
-			return jsonscan.Once(&seen, 8) && s.Text(&d.Reasoning)
+			return jsonscan.Once(&seen, 8) && s.text(&d.Reasoning)
 		case "tool_calls":
 			return jsonscan.Once(&seen, 16) && jsonscan.Array(&s.Scanner, &d.ToolCalls, s.toolDelta)
 		case "reasoning_details":
@@ -117,7 +139,7 @@ func (s *scan) optText(dst **string) bool {
 // input it leaves to encoding/json (any event with an item, a response or
 // an error code, anything unusual).
 func fastEvent(data []byte, e *respEvent) bool {
-	s := scan{jsonscan.New(data)}
+	s := scan{Scanner: jsonscan.New(data)}
 	var seen uint32
 	ok := s.Fields(func(k []byte) bool {
 		switch string(k) {

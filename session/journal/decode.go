@@ -20,6 +20,18 @@ type scanner struct {
 	// names holds the values that repeat on every line (roles, types,
 	// model names), so a long file keeps one copy of each.
 	names map[string]string
+	// What a read keeps is copied into shared blocks (arena.go): the
+	// strings and arguments, and each message's content, decoded first
+	// into scratch.
+	arena   arena
+	blocks  blocks
+	scratch []llm.Content
+	parent  string // f.ParentID's target, valid until the next line
+	// msgs is the slab message entries are decoded into, in file order;
+	// it becomes Loaded.Messages when the context is all of them
+	// (journalReader.direct). It is never reallocated: entries point
+	// into it.
+	msgs []llm.Message
 }
 
 // The keys encoding/json would match, in any case, for an entry, a
@@ -44,21 +56,22 @@ func (s *scanner) entry(line []byte) (f entryFields, m *llm.Message, ok bool) {
 		case "type":
 			return s.name(&f.Type)
 		case "id":
-			return s.Text(&f.ID)
+			return s.text(&f.ID)
 		case "parentId":
 			f.ParentID = nil
 			if s.Null() {
 				return true
 			}
-			f.ParentID = new(string)
-			return s.Text(f.ParentID)
+			s.parent = ""
+			f.ParentID = &s.parent
+			return s.text(f.ParentID)
 		case "timestamp":
 			return s.view(&f.Timestamp)
 		case "message":
 			if s.Peek() != '{' {
 				return false
 			}
-			m = new(llm.Message)
+			m = s.newMessage()
 			return s.message(m)
 		case "retried":
 			return s.Bool(&f.Retried)
@@ -75,22 +88,42 @@ func (s *scanner) entry(line []byte) (f entryFields, m *llm.Message, ok bool) {
 			}
 			return ok && json.Unmarshal(raw, f.Decision) == nil
 		case "summary":
-			return s.Text(&f.Summary)
+			return s.text(&f.Summary)
 		case "firstKeptEntryId":
-			return s.Text(&f.FirstKeptEntryID)
+			return s.text(&f.FirstKeptEntryID)
 		case "provider":
 			return s.name(&f.Provider)
 		case "modelId":
 			return s.name(&f.ModelID)
 		case "name":
-			return s.Text(&f.Name)
+			return s.text(&f.Name)
 		}
 		return false
 	}) && s.End()
 	if !ok || m != nil && !plainRole(m.Role) {
+		s.dropMessage(m)
 		return entryFields{}, nil, false
 	}
 	return f, m, true
+}
+
+// newMessage returns the next message of the slab the read decodes into
+// (msgs, sized to the file's lines), or one of its own when it is full.
+func (s *scanner) newMessage() *llm.Message {
+	if len(s.msgs) == cap(s.msgs) {
+		return new(llm.Message)
+	}
+	s.msgs = s.msgs[:len(s.msgs)+1]
+	return &s.msgs[len(s.msgs)-1]
+}
+
+// dropMessage gives back m, the message of a line the fast path left to
+// encoding/json, if it is the slab's last.
+func (s *scanner) dropMessage(m *llm.Message) {
+	if k := len(s.msgs); m != nil && k > 0 && m == &s.msgs[k-1] {
+		s.msgs[k-1] = llm.Message{}
+		s.msgs = s.msgs[:k-1]
+	}
 }
 
 // plainRole reports whether a message of role r is all llm.Message holds:
@@ -116,11 +149,20 @@ func (s *scanner) message(m *llm.Message) bool {
 			switch s.Peek() {
 			case '"':
 				var t string
-				ok := s.Text(&t)
-				m.Content = []llm.Content{llm.Text(t)}
+				ok := s.text(&t)
+				s.scratch = append(s.scratch[:0], llm.Text(t))
+				m.Content = s.blocks.copy(s.scratch)
 				return ok
 			case '[':
-				return jsonscan.Array(&s.Scanner, &m.Content, s.block)
+				// Decoded into scratch, then copied once it is whole.
+				if !jsonscan.Array(&s.Scanner, &s.scratch, s.block) {
+					return false
+				}
+				m.Content = s.blocks.copy(s.scratch)
+				if m.Content == nil && s.scratch != nil {
+					m.Content = []llm.Content{} // [] is not null
+				}
+				return true
 			}
 			return s.Null()
 		case "api":
@@ -141,9 +183,9 @@ func (s *scanner) message(m *llm.Message) bool {
 		case "stopReason":
 			return s.name((*string)(&m.StopReason))
 		case "errorMessage":
-			return s.Text(&m.ErrorMessage)
+			return s.text(&m.ErrorMessage)
 		case "toolCallId":
-			return s.Text(&m.ToolCallID)
+			return s.text(&m.ToolCallID)
 		case "toolName":
 			return s.name(&m.ToolName)
 		case "isError":
@@ -162,25 +204,25 @@ func (s *scanner) block(c *llm.Content) bool {
 		case "type":
 			return s.name(&c.Type)
 		case "text":
-			return s.Text(&c.Text)
+			return s.text(&c.Text)
 		case "thinking":
-			return s.Text(&c.Thinking)
+			return s.text(&c.Thinking)
 		case "thinkingSignature":
-			return s.Text(&c.ThinkingSignature)
+			return s.text(&c.ThinkingSignature)
 		case "data":
-			return s.Text(&c.Data)
+			return s.text(&c.Data)
 		case "mimeType":
 			return s.name(&c.MimeType)
 		case "id":
-			return s.Text(&c.ID)
+			return s.text(&c.ID)
 		case "name":
 			return s.name(&c.Name)
 		case "arguments":
-			raw, ok := s.Raw()
-			c.Arguments = raw
+			raw, ok := s.RawView()
+			c.Arguments = s.arena.bytes(raw)
 			return ok
 		}
-		return s.Text(&c.ThoughtSignature)
+		return s.text(&c.ThoughtSignature)
 	})
 }
 
@@ -240,6 +282,19 @@ func (s *scanner) name(dst *string) bool {
 		s.names[v] = v
 	}
 	*dst = v
+	return true
+}
+
+// text reads a string (or null) that the entry keeps, into the arena.
+func (s *scanner) text(dst *string) bool {
+	if s.Null() {
+		return true
+	}
+	raw, esc, ok := s.Str()
+	if !ok {
+		return false
+	}
+	*dst = s.arena.str(raw, esc)
 	return true
 }
 

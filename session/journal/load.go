@@ -173,6 +173,13 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 	br := bufio.NewReaderSize(rd, 64<<10)
 	r := &journalReader{ld: &Loaded{}}
 	res := &readResult{loaded: r.ld, ids: map[string]struct{}{}}
+	if lines := countLines(rd); lines > 0 {
+		// Sized once, so neither grows by copying (garbage the size of
+		// the file's structs) while the file is read.
+		r.ld.Entries = make([]Entry, 0, lines)
+		r.scan.msgs = make([]llm.Message, 0, lines)
+		res.ids = make(map[string]struct{}, lines)
+	}
 	var buf []byte
 	n, header := 0, false
 	for {
@@ -210,6 +217,29 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 	}
 	r.context()
 	return res, nil
+}
+
+// countLines counts the lines of rd if it is a file (an io.ReaderAt),
+// without moving its offset: an upper bound on its entries, so that the
+// read can size what it fills. It returns 0 when it cannot tell.
+func countLines(rd io.Reader) int {
+	ra, ok := rd.(io.ReaderAt)
+	if !ok {
+		return 0
+	}
+	buf := make([]byte, 64<<10)
+	n := 1 // a last line without "\n"
+	for off := int64(0); ; {
+		k, err := ra.ReadAt(buf, off)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		off += int64(k)
+		if err != nil {
+			if err != io.EOF {
+				return 0
+			}
+			return n
+		}
+	}
 }
 
 // readJournalLine reads one line of any length into buf, without its "\n".
@@ -259,9 +289,15 @@ func (r *journalReader) header(n int, line []byte) error {
 // entry decodes one entry line. A bad line is skipped with a warning.
 func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]struct{}) {
 	f, m, fast := r.scan.entry(line)
-	if !fast && !r.decodeSlow(n, line, complete, &f) {
-		r.skipped = true
-		return
+	if !fast {
+		// encoding/json needs f on the heap: only for the lines it reads,
+		// not for every line.
+		slow := new(entryFields)
+		if !r.decodeSlow(n, line, complete, slow) {
+			r.skipped = true
+			return
+		}
+		f = *slow
 	}
 	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Line: n}
 	if f.ParentID != nil {
@@ -321,7 +357,8 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 		if r.fields == nil {
 			r.fields = map[int]*entryFields{}
 		}
-		r.fields[len(r.ld.Entries)-1] = &f
+		kept := f
+		r.fields[len(r.ld.Entries)-1] = &kept
 	}
 }
 
@@ -384,6 +421,10 @@ func (r *journalReader) context() {
 		}
 	}
 	path := r.chain()
+	if r.direct(path) {
+		return
+	}
+	defer r.freeSlab()
 	// At most one message per entry and the summary: Messages is never
 	// reallocated, so entries can point into it (addContext).
 	if len(path) > 0 {

@@ -55,7 +55,7 @@ func Items[T any](s []T) iter.Seq[any] {
 func encodeBody(v any) (*requestBody, error) {
 	buf, _ := bodies.Get().(*bytes.Buffer)
 	if buf == nil {
-		buf = bytes.NewBuffer(make([]byte, 0, lastBody.Load()+4096))
+		buf = bytes.NewBuffer(make([]byte, 0, lastBody.Load()+lastBody.Load()/8+512))
 	}
 	buf.Reset()
 	enc := json.NewEncoder(buf)
@@ -117,10 +117,15 @@ func (b *requestBody) release() {
 	b.refs--
 	last := b.refs == 0
 	b.mu.Unlock()
-	if last {
+	if last && b.buf.Cap() >= minPooled {
 		bodies.Put(b.buf)
 	}
 }
+
+// minPooled is the smallest buffer worth pooling: a short conversation's
+// body costs little to allocate, and a pool of them is heap that many
+// idle sessions would hold.
+const minPooled = 64 << 10
 
 type bodyReader struct {
 	*bytes.Reader

@@ -17,7 +17,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/rally-agent/rally/llm"
@@ -55,17 +54,12 @@ func (e timeoutError) Temporary() bool { return true }
 type Response struct {
 	*http.Response
 	cancel context.CancelCauseFunc
-	body   *requestBody
-	once   sync.Once
 }
 
-// Close releases the response, its context and the request's body.
+// Close releases the response and its context.
 func (r *Response) Close() error {
 	err := r.Body.Close()
 	r.cancel(context.Canceled)
-	if r.body != nil {
-		r.once.Do(r.body.release)
-	}
 	return err
 }
 
@@ -145,8 +139,13 @@ func send(ctx context.Context, o *llm.ClientOptions, method, url string, header 
 		release()
 		return nil, apiErr(resp.StatusCode, resp.Header, b)
 	}
+	// With the headers in, the transport never asks for the body again
+	// (GetBody): let it go now rather than when the stream ends, so a
+	// streaming session does not hold its request (the transport still
+	// holds its reader until it has written it all).
+	release()
 	resp.Body = newIdleBody(ctx, resp.Body, idle, cancel)
-	return &Response{Response: resp, cancel: cancel, body: payload}, nil
+	return &Response{Response: resp, cancel: cancel}, nil
 }
 
 // idleBody cancels the request when no Read returns data for a while, and
