@@ -196,12 +196,12 @@ type Provider struct {
 	IdleTimeoutMs int  `json:"idleTimeoutMs,omitempty" jsonschema:"minimum=1,maximum=3600000,default=60000" jsonschema_description:"A stream that sends nothing for this many milliseconds fails with a transient (retryable) error."`
 	// MaxEventBytes caps one server-sent event of this provider's streams.
 	MaxEventBytes int `json:"maxEventBytes,omitempty" jsonschema:"minimum=1024,maximum=1073741824,default=67108864" jsonschema_description:"Largest single server-sent event in bytes (64 MiB by default). A bigger one fails the stream at once with a fatal 'event too large' error and is never held in memory whole."`
-	// MaxMessageBytes caps the whole response of one streamed message.
 	// Resume opts this provider in to resuming dropped streams when
 	// retry.streaming is "resume"; off by default because it costs
 	// something (see the description).
-	Resume          bool `json:"resume,omitempty" jsonschema_description:"With retry.streaming resume: stream so that a dropped stream continues where it stopped. openai-responses uses background mode (the provider stores the response for about 10 minutes, which zero data retention forbids, and the first token comes later); openai-completions sends the partial answer back with continue_final_message (vLLM, SGLang; text only). Other APIs restart."`
-	MaxMessageBytes int  `json:"maxMessageBytes,omitempty" jsonschema:"minimum=65536,maximum=4294967296,default=134217728" jsonschema_description:"Most bytes one streamed response may take (128 MiB by default). Past it, or past 4 times the model's maxTokens of output, the stream fails with a fatal 'message too large' error: a server that does not stop cannot fill the memory."`
+	Resume bool `json:"resume,omitempty" jsonschema_description:"With retry.streaming resume: stream so that a dropped stream continues where it stopped. openai-responses uses background mode (the provider stores the response for about 10 minutes, which zero data retention forbids, and the first token comes later); openai-completions sends the partial answer back with continue_final_message (vLLM, SGLang; text only). Other APIs restart."`
+	// MaxMessageBytes caps the whole response of one streamed message.
+	MaxMessageBytes int `json:"maxMessageBytes,omitempty" jsonschema:"minimum=65536,maximum=4294967296,default=134217728" jsonschema_description:"Most bytes one streamed response may take (128 MiB by default). Past it, or past 4 times the model's maxTokens of output, the stream fails with a fatal 'message too large' error: a server that does not stop cannot fill the memory."`
 }
 
 // Model is one entry of providers.<name>.models. Zero numbers mean unknown.

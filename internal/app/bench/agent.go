@@ -69,11 +69,18 @@ func (a Agent) command(ctx context.Context, dir, baseURL string, t tuning, args 
 		full = append(full, "--provider", "fake", "--model", fakeModel)
 	} else {
 		rallyHome := filepath.Join(home, ".rally")
-		if err := writeJSON(filepath.Join(rallyHome, "settings.json"), map[string]any{"retry": retrySettings}); err != nil {
+		// The model's maxTokens as pi's above: rally caps a stream at 4×
+		// maxTokens of output (8192 when unknown), which a 50k-delta run
+		// passes.
+		providers := map[string]any{"fake": map[string]any{
+			"api": "openai-completions", "baseUrl": baseURL + "/v1",
+			"models": []any{map[string]any{"id": fakeModel, "contextWindow": 1 << 20, "maxTokens": 1 << 16}},
+		}}
+		if err := writeJSON(filepath.Join(rallyHome, "settings.json"), map[string]any{"retry": retrySettings, "providers": providers}); err != nil {
 			return nil, err
 		}
 		env = append(env, "RALLY_HOME="+rallyHome)
-		full = append(full, "--api", "openai-completions", "--base-url", baseURL+"/v1", "--model", fakeModel)
+		full = append(full, "--provider", "fake", "--model", fakeModel)
 	}
 	full = append(append([]string{"--mode", "rpc"}, full...), args...)
 	cmd := exec.CommandContext(ctx, a.Argv[0], append(a.Argv[1:len(a.Argv):len(a.Argv)], full...)...)
