@@ -293,6 +293,9 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 		PartialsHidden:   partialsHidden(f, s, st),
 		Now:              s.clock,
 	}
+	if t := rc.tel; t != nil {
+		cfg.TracerProvider, cfg.MeterProvider, cfg.CaptureContent = t.TracerProvider, t.MeterProvider, t.CaptureContent
+	}
 	// The fleet's Redis, when there is one (fleet.go).
 	fl, err := openFleet(st, os.Getenv, logger, s.err)
 	if err != nil {

@@ -1,0 +1,225 @@
+// Package telemetry sets up OpenTelemetry export for a rally process from
+// the standard OTEL_* variables and the telemetry.* settings: OTLP over
+// HTTP or gRPC, traces and metrics, a TRACEPARENT parent, and a flush
+// bounded in time at exit. The instrumentation itself is the session's
+// (session.Config's providers); this package only builds them.
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/embedded"
+)
+
+// Protocols of telemetry.protocol and OTEL_EXPORTER_OTLP_PROTOCOL.
+const (
+	ProtocolHTTP = "http/protobuf"
+	ProtocolGRPC = "grpc"
+)
+
+// FlushTimeout bounds the flush at exit: a dead collector must not keep
+// the command line waiting.
+const FlushTimeout = 2 * time.Second
+
+// Config is the telemetry.* settings.
+type Config struct {
+	Enabled        bool
+	Endpoint       string // base URL of the collector; "" means the variables' or the default
+	Protocol       string // ProtocolHTTP (default) or ProtocolGRPC
+	CaptureContent bool
+}
+
+// Telemetry is a process's export: the providers for session.Config and
+// Shutdown, which flushes them.
+type Telemetry struct {
+	TracerProvider trace.TracerProvider // nil when traces are off
+	MeterProvider  metric.MeterProvider // nil when metrics are off
+	CaptureContent bool
+	shutdown       []func(context.Context) error
+}
+
+// On reports whether telemetry is wanted: telemetry.enabled, or an OTLP
+// endpoint or exporter named in the environment; OTEL_SDK_DISABLED=true
+// turns it off whatever else says.
+func On(c Config, getenv func(string) string) bool {
+	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
+		return false
+	}
+	if c.Enabled {
+		return true
+	}
+	for _, k := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
+		if getenv(k) != "" {
+			return true
+		}
+	}
+	return getenv("OTEL_TRACES_EXPORTER") == "otlp" || getenv("OTEL_METRICS_EXPORTER") == "otlp"
+}
+
+// Setup builds the export for c, or returns nil when telemetry is off
+// (then nothing of the SDK is initialised). version is service.version.
+// A variable wins over a setting.
+func Setup(ctx context.Context, c Config, getenv func(string) string, version string) (*Telemetry, error) {
+	if !On(c, getenv) {
+		return nil, nil
+	}
+	res, err := newResource(ctx, version)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: resource: %w", err)
+	}
+	t := &Telemetry{CaptureContent: c.CaptureContent}
+	if exporter(getenv, "OTEL_TRACES_EXPORTER") {
+		snd, err := signalSender(c, getenv, "traces")
+		if err != nil {
+			return nil, err
+		}
+		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spanExporter{snd}), sdktrace.WithResource(res))
+		t.shutdown = append(t.shutdown, tp.Shutdown)
+		t.TracerProvider = withParent(tp, envParent(getenv))
+	}
+	if exporter(getenv, "OTEL_METRICS_EXPORTER") {
+		snd, err := signalSender(c, getenv, "metrics")
+		if err != nil {
+			return nil, err
+		}
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExporter{snd})), sdkmetric.WithResource(res))
+		t.shutdown = append(t.shutdown, mp.Shutdown)
+		t.MeterProvider = mp
+	}
+	return t, nil
+}
+
+// exporter reports whether the signal's exporter variable leaves OTLP on:
+// unset or "otlp"; "none" (or anything else, which rally cannot export
+// to) turns the signal off.
+func exporter(getenv func(string) string, key string) bool {
+	v := getenv(key)
+	return v == "" || v == "otlp"
+}
+
+// signalSender is the sender of signal ("traces", "metrics") by the
+// OTLP exporter variables' rules: the signal's own endpoint as it is,
+// else a base URL (OTEL_EXPORTER_OTLP_ENDPOINT, then telemetry.endpoint,
+// then localhost's port 4318 or 4317) with /v1/<signal> after it over
+// HTTP; headers and protocol likewise, the signal's own first.
+func signalSender(c Config, getenv func(string) string, signal string) (*sender, error) {
+	sig := strings.ToUpper(signal)
+	proto := first(getenv("OTEL_EXPORTER_OTLP_"+sig+"_PROTOCOL"), getenv("OTEL_EXPORTER_OTLP_PROTOCOL"), c.Protocol, ProtocolHTTP)
+	if proto != ProtocolHTTP && proto != ProtocolGRPC {
+		return nil, fmt.Errorf("telemetry: protocol %q: rally exports %s or %s", proto, ProtocolHTTP, ProtocolGRPC)
+	}
+	endpoint := getenv("OTEL_EXPORTER_OTLP_" + sig + "_ENDPOINT")
+	if endpoint == "" {
+		def := "http://localhost:4318"
+		if proto == ProtocolGRPC {
+			def = "http://localhost:4317"
+		}
+		endpoint = first(getenv("OTEL_EXPORTER_OTLP_ENDPOINT"), c.Endpoint, def)
+		if proto == ProtocolHTTP {
+			endpoint = strings.TrimSuffix(endpoint, "/") + "/v1/" + signal
+		}
+	}
+	h, err := headers(getenv("OTEL_EXPORTER_OTLP_HEADERS"))
+	if err != nil {
+		return nil, err
+	}
+	own, err := headers(getenv("OTEL_EXPORTER_OTLP_" + sig + "_HEADERS"))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range own {
+		h[k] = v
+	}
+	d := timeout(first(getenv("OTEL_EXPORTER_OTLP_"+sig+"_TIMEOUT"), getenv("OTEL_EXPORTER_OTLP_TIMEOUT")))
+	return newSender(proto, endpoint, signal, h, d)
+}
+
+func first(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// newResource is service.name rally (OTEL_SERVICE_NAME wins), its version,
+// and OTEL_RESOURCE_ATTRIBUTES.
+func newResource(ctx context.Context, version string) (*resource.Resource, error) {
+	return resource.New(ctx,
+		resource.WithTelemetrySDK(),
+		resource.WithAttributes(semconv.ServiceName("rally"), semconv.ServiceVersion(version)),
+		resource.WithFromEnv(), // after, so that the variables win
+	)
+}
+
+// Shutdown flushes what is buffered and stops the export, within
+// FlushTimeout at most; a collector that does not answer loses the rest.
+func (t *Telemetry) Shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, FlushTimeout)
+	defer cancel()
+	var errs []error
+	for _, f := range t.shutdown {
+		if err := f(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("telemetry: flush: %w", err)
+	}
+	return nil
+}
+
+// envParent is the span context TRACEPARENT (and TRACESTATE) names, the
+// W3C way a CI job hands its trace to a program it starts; invalid when
+// unset or malformed.
+func envParent(getenv func(string) string) trace.SpanContext {
+	c := propagation.MapCarrier{"traceparent": getenv("TRACEPARENT"), "tracestate": getenv("TRACESTATE")}
+	return trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(), c))
+}
+
+// withParent makes parent the parent of every span started without one,
+// so the whole run joins the trace that started the process.
+func withParent(tp trace.TracerProvider, parent trace.SpanContext) trace.TracerProvider {
+	if !parent.IsValid() {
+		return tp
+	}
+	return parented{tp: tp, parent: parent}
+}
+
+type parented struct {
+	embedded.TracerProvider
+	tp     trace.TracerProvider
+	parent trace.SpanContext
+}
+
+func (p parented) Tracer(name string, opts ...trace.TracerOption) trace.Tracer {
+	return parentedTracer{t: p.tp.Tracer(name, opts...), parent: p.parent}
+}
+
+type parentedTracer struct {
+	embedded.Tracer
+	t      trace.Tracer
+	parent trace.SpanContext
+}
+
+func (p parentedTracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		ctx = trace.ContextWithRemoteSpanContext(ctx, p.parent)
+	}
+	return p.t.Start(ctx, name, opts...)
+}
