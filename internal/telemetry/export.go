@@ -77,7 +77,7 @@ func (s *sender) send(ctx context.Context, body []byte) error {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("telemetry: export: %w", err)
+		return fmt.Errorf("export: %w", err)
 	}
 	for k, vs := range s.headers {
 		req.Header[k] = vs
@@ -94,12 +94,12 @@ func (s *sender) send(ctx context.Context, body []byte) error {
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is said once, below
 		}
-		return fmt.Errorf("telemetry: export to %s: %w", s.url, err)
+		return fmt.Errorf("export to %s: %w", s.url, err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("telemetry: export to %s: HTTP %d", s.url, resp.StatusCode)
+		return fmt.Errorf("export to %s: HTTP %d", s.url, resp.StatusCode)
 	}
 	if s.grpc {
 		st := resp.Trailer.Get("Grpc-Status")
@@ -107,7 +107,7 @@ func (s *sender) send(ctx context.Context, body []byte) error {
 			st = resp.Header.Get("Grpc-Status") // a trailers-only answer
 		}
 		if st != "0" {
-			return fmt.Errorf("telemetry: export to %s: gRPC status %s %s", s.url, st, resp.Trailer.Get("Grpc-Message"))
+			return fmt.Errorf("export to %s: gRPC status %s %s", s.url, st, resp.Trailer.Get("Grpc-Message"))
 		}
 	}
 	return nil

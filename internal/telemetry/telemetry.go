@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -79,6 +80,10 @@ func Setup(ctx context.Context, c Config, getenv func(string) string, version st
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
 	t := &Telemetry{CaptureContent: c.CaptureContent}
+	// The SDK reports a failed background export to OpenTelemetry's one
+	// global handler, which by default prints every one to stderr, over
+	// the run's own output. The flush at exit says once what failed.
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	if exporter(getenv, "OTEL_TRACES_EXPORTER") {
 		snd, err := signalSender(c, getenv, "traces")
 		if err != nil {
@@ -179,7 +184,7 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("telemetry: flush: %w", err)
+		return fmt.Errorf("telemetry: flush at exit: %w", err)
 	}
 	return nil
 }
