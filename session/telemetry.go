@@ -221,7 +221,7 @@ func (p *promptTrace) answered(m *llm.Message) {
 		per := time.Since(p.first).Seconds() / float64(p.chunks-1)
 		p.t.tpoc.Record(p.tctx, per, metric.WithAttributeSet(p.attrs))
 	}
-	if m.StopReason != "" {
+	if m.StopReason != "" && !failedAnswer(*m) { // "error" and "aborted" are no reasons to finish
 		sp.SetAttributes(semconv.GenAIResponseFinishReasons(string(m.StopReason)))
 	}
 	if u := m.Usage; u != nil {
