@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -48,6 +49,23 @@ type Telemetry struct {
 	MeterProvider  metric.MeterProvider // nil when metrics are off
 	CaptureContent bool
 	shutdown       []func(context.Context) error
+	// The fleet's instruments: the gate runs below the session, in the
+	// composition root's wiring, so they are made here.
+	fleetWaits metric.Int64Counter
+	fleetWait  metric.Float64Histogram
+}
+
+// FleetWait counts one request the fleet held back for delay (reason is
+// fleet.Wait's: cooldown, breaker, probe, budget). A nil Telemetry does
+// nothing.
+func (t *Telemetry) FleetWait(provider, model, reason string, delay time.Duration) {
+	if t == nil || t.fleetWaits == nil {
+		return
+	}
+	by := metric.WithAttributes(attribute.String("rally.provider", provider), attribute.String("rally.model", model),
+		attribute.String("rally.fleet.wait.reason", reason))
+	t.fleetWaits.Add(context.Background(), 1, by)
+	t.fleetWait.Record(context.Background(), delay.Seconds(), by)
 }
 
 // On reports whether telemetry is wanted: telemetry.enabled, or an OTLP
@@ -101,6 +119,9 @@ func Setup(ctx context.Context, c Config, getenv func(string) string, version st
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExporter{snd})), sdkmetric.WithResource(res))
 		t.shutdown = append(t.shutdown, mp.Shutdown)
 		t.MeterProvider = mp
+		m := mp.Meter("github.com/rally-agent/rally/fleet")
+		t.fleetWaits, _ = m.Int64Counter("rally.fleet.gate.waits", metric.WithUnit("{wait}"), metric.WithDescription("Requests the fleet held back."))
+		t.fleetWait, _ = m.Float64Histogram("rally.fleet.gate.wait.duration", metric.WithUnit("s"), metric.WithDescription("How long the fleet asked a request to wait."))
 	}
 	return t, nil
 }

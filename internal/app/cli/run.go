@@ -311,7 +311,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 		cfg.Unclassified = unclassifiedLog(home, st)
 	}
 	// The credential, and the rotation on usage limits (auth.go).
-	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: s.clock, log: logger, stderr: s.err, fleet: fl}); err != nil {
+	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: s.clock, log: logger, stderr: s.err, fleet: fl, tel: rc.tel}); err != nil {
 		env.close()
 		return nil, err
 	}
