@@ -103,8 +103,8 @@ type promptTrace struct {
 	call       trace.Span // the open inference span
 	model      llm.Model
 	start      time.Time
-	first      time.Time // first chunk; zero before it
-	chunks     int       // chunks of the open call
+	first      time.Time     // first chunk; zero before it
+	chunks     int           // chunks of the open call
 	ended      time.Time     // when a failed call's message ended
 	resend     int           // retries of the request the next call makes
 	failedCall bool          // call failed and waits for the session's decision
