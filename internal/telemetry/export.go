@@ -44,7 +44,9 @@ func newSender(proto, endpoint, signal string, headers http.Header, timeout time
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("telemetry: %s endpoint: want an http:// or https:// URL with a host", signal)
 	}
-	u.User = nil // credentials go in headers; never echoed in an error
+	if u.User != nil {
+		return nil, fmt.Errorf("telemetry: %s endpoint: no credentials in the URL; put them in OTEL_EXPORTER_OTLP_HEADERS", signal)
+	}
 	s := &sender{headers: headers, timeout: timeout}
 	tr := &http.Transport{Proxy: http.ProxyFromEnvironment, DialContext: (&net.Dialer{Timeout: timeout}).DialContext,
 		TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12}, ForceAttemptHTTP2: true}

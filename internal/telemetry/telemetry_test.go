@@ -78,6 +78,7 @@ func TestBadConfigNamesNoSecret(t *testing.T) {
 		{"header without =", map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "authorization " + token}},
 		{"endpoint without scheme", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "user:" + token + "@host"}},
 		{"unknown protocol", map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}},
+		{"credentials in the URL", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "https://user:" + token + "@collector.example"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Setup(context.Background(), Config{Enabled: true}, env(c.env), "test")
@@ -136,5 +137,25 @@ func TestExportBodies(t *testing.T) {
 		if auth[path] != "Bearer t1 application/x-protobuf" {
 			t.Errorf("%s: headers %q", path, auth[path])
 		}
+	}
+}
+
+// TestExporterNone: OTEL_TRACES_EXPORTER=none keeps the metrics and drops
+// the traces, and the other way round.
+func TestExporterNone(t *testing.T) {
+	for _, c := range []struct {
+		key             string
+		traces, metrics bool
+	}{{"OTEL_TRACES_EXPORTER", false, true}, {"OTEL_METRICS_EXPORTER", true, false}} {
+		t.Run(c.key, func(t *testing.T) {
+			tel, err := Setup(context.Background(), Config{Enabled: true}, env(map[string]string{c.key: "none"}), "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tel.Shutdown(context.Background())
+			if (tel.TracerProvider != nil) != c.traces || (tel.MeterProvider != nil) != c.metrics {
+				t.Errorf("traces %v metrics %v, want %v %v", tel.TracerProvider != nil, tel.MeterProvider != nil, c.traces, c.metrics)
+			}
+		})
 	}
 }
