@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -25,10 +26,23 @@ import (
 // over HTTP/2, the status in the trailers).
 type sender struct {
 	url     string // the HTTP URL, or the gRPC method's URL
+	shown   string // url for errors: without its query, which may hold a token
 	grpc    bool
 	headers http.Header
 	client  *http.Client
 	timeout time.Duration
+
+	// failed is the last export's error, nil once one succeeds: the SDK
+	// hands a failed span export to the global error handler, not to
+	// Shutdown, so Telemetry.Shutdown asks here what the flush lost.
+	mu     sync.Mutex
+	failed error
+}
+
+func (s *sender) lastErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
 }
 
 // The gRPC methods of the OTLP collector services.
@@ -65,11 +79,22 @@ func newSender(proto, endpoint, signal string, headers http.Header, timeout time
 		tr.Protocols = &p
 	}
 	s.url, s.client = u.String(), &http.Client{Transport: tr, Timeout: timeout}
+	shown := *u
+	shown.RawQuery, shown.Fragment = "", ""
+	s.shown = shown.String()
 	return s, nil
 }
 
 // send posts body; ctx and the timeout bound it.
 func (s *sender) send(ctx context.Context, body []byte) error {
+	err := s.post(ctx, body)
+	s.mu.Lock()
+	s.failed = err
+	s.mu.Unlock()
+	return err
+}
+
+func (s *sender) post(ctx context.Context, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	if s.grpc {
@@ -96,12 +121,12 @@ func (s *sender) send(ctx context.Context, body []byte) error {
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is said once, below
 		}
-		return fmt.Errorf("export to %s: %w", s.url, err)
+		return fmt.Errorf("export to %s: %w", s.shown, err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("export to %s: HTTP %d", s.url, resp.StatusCode)
+		return fmt.Errorf("export to %s: HTTP %d", s.shown, resp.StatusCode)
 	}
 	if s.grpc {
 		st := resp.Trailer.Get("Grpc-Status")
@@ -109,7 +134,7 @@ func (s *sender) send(ctx context.Context, body []byte) error {
 			st = resp.Header.Get("Grpc-Status") // a trailers-only answer
 		}
 		if st != "0" {
-			return fmt.Errorf("export to %s: gRPC status %s %s", s.url, st, resp.Trailer.Get("Grpc-Message"))
+			return fmt.Errorf("export to %s: gRPC status %s %s", s.shown, st, resp.Trailer.Get("Grpc-Message"))
 		}
 	}
 	return nil

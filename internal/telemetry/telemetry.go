@@ -49,6 +49,7 @@ type Telemetry struct {
 	MeterProvider  metric.MeterProvider // nil when metrics are off
 	CaptureContent bool
 	shutdown       []func(context.Context) error
+	senders        []*sender
 	// The fleet's instruments: the gate runs below the session, in the
 	// composition root's wiring, so they are made here.
 	fleetWaits metric.Int64Counter
@@ -107,6 +108,7 @@ func Setup(ctx context.Context, c Config, getenv func(string) string, version st
 		if err != nil {
 			return nil, err
 		}
+		t.senders = append(t.senders, snd)
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spanExporter{snd}), sdktrace.WithResource(res))
 		t.shutdown = append(t.shutdown, tp.Shutdown)
 		t.TracerProvider = withParent(tp, envParent(getenv))
@@ -116,6 +118,7 @@ func Setup(ctx context.Context, c Config, getenv func(string) string, version st
 		if err != nil {
 			return nil, err
 		}
+		t.senders = append(t.senders, snd)
 		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExporter{snd})), sdkmetric.WithResource(res))
 		t.shutdown = append(t.shutdown, mp.Shutdown)
 		t.MeterProvider = mp
@@ -198,11 +201,22 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, FlushTimeout)
 	defer cancel()
-	var errs []error
+	var stopped []error
 	for _, f := range t.shutdown {
 		if err := f(ctx); err != nil {
+			stopped = append(stopped, err)
+		}
+	}
+	// What the last export of each signal said, else what stopping did
+	// (the metrics reader returns its export's error, the same one).
+	var errs []error
+	for _, s := range t.senders {
+		if err := s.lastErr(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if len(errs) == 0 {
+		errs = stopped
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("telemetry: flush at exit: %w", err)

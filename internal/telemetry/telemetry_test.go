@@ -159,3 +159,24 @@ func TestExporterNone(t *testing.T) {
 		})
 	}
 }
+
+// TestExportErrorHidesQuery: a failed export names the collector without
+// the URL's query, where a token may have been put.
+func TestExportErrorHidesQuery(t *testing.T) {
+	const token = "tok-SECRET-456"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	tel, err := Setup(context.Background(), Config{}, env(map[string]string{
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": srv.URL + "/v1/traces?key=" + token, "OTEL_METRICS_EXPORTER": "none"}), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sp := tel.TracerProvider.Tracer("x").Start(context.Background(), "a span")
+	sp.End()
+	err = tel.Shutdown(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "HTTP 401") || strings.Contains(err.Error(), token) {
+		t.Errorf("flush error %v, want HTTP 401 without the token", err)
+	}
+}
