@@ -9,7 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -193,20 +195,24 @@ func newResource(ctx context.Context, version string) (*resource.Resource, error
 	)
 }
 
-// Shutdown flushes what is buffered and stops the export, within
-// FlushTimeout at most; a collector that does not answer loses the rest.
+// Shutdown flushes what is buffered and stops the export, within a
+// little more than FlushTimeout; a collector that does not answer loses
+// the rest.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, FlushTimeout)
+	// A little past the exports' own timeout, so that a collector that
+	// does not answer fails the export (with its address) before the
+	// flush gives up; the signals flush side by side.
+	ctx, cancel := context.WithTimeout(ctx, FlushTimeout+250*time.Millisecond)
 	defer cancel()
-	var stopped []error
-	for _, f := range t.shutdown {
-		if err := f(ctx); err != nil {
-			stopped = append(stopped, err)
-		}
+	stopped := make([]error, len(t.shutdown))
+	var wg sync.WaitGroup
+	for i, f := range t.shutdown {
+		wg.Go(func() { stopped[i] = f(ctx) })
 	}
+	wg.Wait()
 	// What the last export of each signal said, else what stopping did
 	// (the metrics reader returns its export's error, the same one).
 	var errs []error
@@ -216,7 +222,7 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 		}
 	}
 	if len(errs) == 0 {
-		errs = stopped
+		errs = slices.DeleteFunc(stopped, func(err error) bool { return err == nil })
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("telemetry: flush at exit: %w", err)
