@@ -70,7 +70,9 @@ func (s *Session) compactFor(ctx context.Context, reason CompactionReason, willR
 		s.mu.Unlock()
 	}()
 	s.hub.emit(CompactionStartEvent{Reason: reason})
+	traced := s.traceCompaction(ctx, reason)
 	res, err := s.compactSteps(ctx, next)
+	traced(res, err)
 	e := CompactionEndEvent{Reason: reason, Result: res, Aborted: err != nil && ctx.Err() != nil, WillRetry: willRetry && err == nil}
 	if err != nil && !e.Aborted {
 		e.ErrorMessage = err.Error()
@@ -295,6 +297,7 @@ func (s *Session) summaryCall(ctx context.Context, p llm.Provider, m llm.Model, 
 
 // call streams one model call and returns its text.
 func (s *Session) call(ctx context.Context, p llm.Provider, req *llm.Request) (string, error) {
+	s.traceSummaryCall()
 	st, err := p.Stream(ctx, req)
 	if err != nil {
 		return "", err

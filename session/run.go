@@ -14,7 +14,9 @@ import (
 )
 
 // run is one prompt: agent runs and the retry chain around them.
-func (s *Session) run(ctx context.Context, prompt []llm.Message) error {
+func (s *Session) run(ctx context.Context, prompt []llm.Message) (err error) {
+	ctx, endTrace := s.tracePrompt(ctx)
+	defer func() { endTrace(err) }()
 	s.mu.Lock()
 	s.prompt = prompt
 	s.mu.Unlock()
@@ -107,6 +109,9 @@ type runState struct {
 }
 
 func (r *runState) event(e agent.Event) {
+	if p := r.s.ptrace; p != nil {
+		p.event(e, r.used.Model)
+	}
 	switch e := e.(type) {
 	case AgentEndEvent:
 		r.agentEnd = &e
@@ -282,6 +287,7 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 	s.logger().Warn("retry decision", "action", d.Action.String(), "attempt", n, "maxAttempts", pol.MaxRetries,
 		"delay", d.Delay, "class", rep.Class.String(), "provider", r.used.Model.Provider, "model", r.used.Model.ID,
 		"error", failed.ErrorMessage, "reason", d.Reason)
+	s.traceDecision(out.CallErr, rep, n, d, switched)
 
 	if d.Action == retry.GiveUp {
 		end := journal.EndFailed
@@ -310,7 +316,9 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 
 	dec := decided(n, rep.Class, d.Reason, "")
 	dec.DelayMs, dec.SwitchedTo = d.Delay.Milliseconds(), switched
+	waited := s.traceWait(n, d.Delay, switched)
 	ok := s.wait(ctx, d.Delay)
+	waited(ok)
 	s.endWait()
 	if !ok {
 		// Cancelled: the failed message is the prompt's final state after all.
@@ -366,6 +374,7 @@ func (s *Session) wait(ctx context.Context, d time.Duration) bool {
 // numbers. A prompt that alone exceeds the window fails at once.
 func (s *Session) overflow(ctx context.Context, r *runState, failed *llm.Message, attempt int, callErr error, rep retry.Report) (int, error) {
 	s.learn(ctx, r.used.Model, rep)
+	s.traceDecision(callErr, rep, attempt, retry.Decision{Action: retry.GiveUp, Reason: rep.Reason}, "")
 	sent := s.sendableView()
 	s.calibrate(sent, rep)
 	m := s.model()

@@ -26,6 +26,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/session/journal"
@@ -106,6 +109,13 @@ type Config struct {
 	Log *slog.Logger
 	// Now returns the current time for retry hints; nil means time.Now.
 	Now func() time.Time
+	// TracerProvider and MeterProvider receive the session's spans and
+	// metrics (docs/telemetry.md); nil for both means none: no
+	// OpenTelemetry code runs. CaptureContent records message text in
+	// spans, which is off by default; keys are never recorded.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
+	CaptureContent bool
 }
 
 // Errors of Prompt.
@@ -250,6 +260,11 @@ type Session struct {
 	learned map[modelKey]int
 	scale   float64
 	prompt  []llm.Message // the running prompt's own messages
+	// tel is nil without telemetry; ptrace and ctrace are the running
+	// prompt's and compaction's spans (telemetry.go).
+	tel    *telemetry
+	ptrace *promptTrace
+	ctrace *compactionTrace
 }
 
 // New returns a session.
@@ -258,7 +273,7 @@ func New(cfg Config) (*Session, error) {
 		return nil, errors.New("session: no provider")
 	}
 	s := &Session{cfg: cfg, target: llm.Target{Provider: cfg.Provider, Model: cfg.Model, Ref: cfg.Ref},
-		autoRetry: true, autoCompact: !cfg.NoAutoCompaction, learned: map[modelKey]int{}}
+		autoRetry: true, autoCompact: !cfg.NoAutoCompaction, learned: map[modelKey]int{}, tel: newTelemetry(cfg)}
 	if r := cfg.Resume; r != nil {
 		// Capped, so that appending never writes into the caller's array.
 		s.messages, s.name = r.Messages[:len(r.Messages):len(r.Messages)], r.Name

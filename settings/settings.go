@@ -118,6 +118,9 @@ type Settings struct {
 	HooksMaxProcesses int   `json:"hooksMaxProcesses" jsonschema:"minimum=1,maximum=64,default=4" jsonschema_description:"Most hook processes running at once, over all hooks. Events a busy hook cannot take are dropped and the count logged."`
 	Fleet             Fleet `json:"fleet" jsonschema_description:"Sharing usage-limit marks, cooldowns, budgets and a circuit breaker across machines through Redis."`
 	Tools             Tools `json:"tools" jsonschema_description:"The built-in tools read, write, edit and bash: confirmation, environment and output caps."`
+
+	// Telemetry is OpenTelemetry export (telemetry.go).
+	Telemetry Telemetry `json:"telemetry" jsonschema_description:"OpenTelemetry traces and metrics over OTLP (docs/telemetry.md). Off by default; the standard OTEL_* variables configure it too and win over these keys."`
 }
 
 // Tools is the tools group (README, "Tools and secrets"). Load fills both

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rally-agent/rally/internal/telemetry"
 	"io"
 	"log/slog"
 	"maps"
@@ -255,6 +256,8 @@ type authRun struct {
 	stderr io.Writer
 	// fleet shares marks, cooldowns, budgets and breakers (nil: none).
 	fleet *fleet.Fleet
+	// tel counts the fleet's waits (nil: telemetry off).
+	tel *telemetry.Telemetry
 }
 
 // useAuth picks the run's credential from auth.json and the environment,

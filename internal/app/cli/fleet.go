@@ -101,6 +101,7 @@ func (a authRun) gate(p llm.Provider, provider string, m llm.Model, key string) 
 			} else {
 				fmt.Fprintln(a.stderr, "rally:", w.String())
 			}
+			a.tel.FleetWait(w.Provider, w.Model, w.Reason, w.Delay)
 			a.log.Info("fleet: waiting", "reason", w.Reason, "provider", w.Provider, "model", w.Model,
 				"key", w.Fingerprint, "delayMs", w.Delay.Milliseconds(), "status", w.Status)
 		},

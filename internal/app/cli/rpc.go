@@ -227,7 +227,7 @@ func (b *rpcBackend) connect(ctx context.Context, m llm.Model) (llm.Target, erro
 	}
 	t.Model = m.ID
 	cfg := session.Config{Model: m}
-	a := authRun{home: b.home, st: conf.st, target: t, getenv: os.Getenv, now: b.s.clock, log: b.log, stderr: b.s.err, fleet: b.current().fleet}
+	a := authRun{home: b.home, st: conf.st, target: t, getenv: os.Getenv, now: b.s.clock, log: b.log, stderr: b.s.err, fleet: b.current().fleet, tel: conf.tel}
 	if _, err := useAuth(ctx, &cfg, a); err != nil {
 		return llm.Target{}, err
 	}

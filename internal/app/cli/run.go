@@ -293,6 +293,9 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 		PartialsHidden:   partialsHidden(f, s, st),
 		Now:              s.clock,
 	}
+	if t := rc.tel; t != nil {
+		cfg.TracerProvider, cfg.MeterProvider, cfg.CaptureContent = t.TracerProvider, t.MeterProvider, t.CaptureContent
+	}
 	// The fleet's Redis, when there is one (fleet.go).
 	fl, err := openFleet(st, os.Getenv, logger, s.err)
 	if err != nil {
@@ -308,7 +311,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 		cfg.Unclassified = unclassifiedLog(home, st)
 	}
 	// The credential, and the rotation on usage limits (auth.go).
-	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: s.clock, log: logger, stderr: s.err, fleet: fl}); err != nil {
+	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: s.clock, log: logger, stderr: s.err, fleet: fl, tel: rc.tel}); err != nil {
 		env.close()
 		return nil, err
 	}

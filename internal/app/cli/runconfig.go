@@ -1,6 +1,12 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/rally-agent/rally/internal/redact"
+	"github.com/rally-agent/rally/internal/telemetry"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/settings"
 )
@@ -20,6 +26,10 @@ type runConfig struct {
 	home   string
 	preset *preset // nil without --preset
 	stop   func()  // stops the preset's fake LLM
+	// tel exports every session's spans and metrics; nil with telemetry
+	// off (the default), and then no OpenTelemetry code runs.
+	tel    *telemetry.Telemetry
+	stderr func(string)
 }
 
 // preset is a --preset demo: the fake LLM it runs against (the script is
@@ -52,7 +62,10 @@ func newRunConfig(s streams, f *runFlags) (*runConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	rc := &runConfig{st: st, home: rallyHome(), stop: func() {}}
+	rc := &runConfig{st: st, home: rallyHome(), stop: func() {}, stderr: func(msg string) { fmt.Fprintln(s.err, "rally:", msg) }}
+	if err := rc.startTelemetry(); err != nil {
+		return nil, err
+	}
 	o := settings.Overrides{Provider: f.provider, Model: f.model, API: f.api, BaseURL: f.baseURL}
 	if f.preset != "" {
 		p := presets[f.preset]
@@ -91,4 +104,23 @@ func newRunConfig(s streams, f *runFlags) (*runConfig, error) {
 	return rc, nil
 }
 
-func (rc *runConfig) close() { rc.stop() }
+func (rc *runConfig) close() {
+	rc.stop()
+	if err := rc.tel.Shutdown(context.Background()); err != nil {
+		// Telemetry is never the run's failure: said once, and the run's
+		// own exit status stands. The URL may hold a token: redacted.
+		rc.stderr(redact.Line(err.Error()))
+	}
+}
+
+// startTelemetry sets up export from the telemetry settings and the
+// OTEL_* variables; off, it costs one look at the environment.
+func (rc *runConfig) startTelemetry() error {
+	t := rc.st.Telemetry
+	tel, err := telemetry.Setup(context.Background(), telemetry.Config{Enabled: t.Enabled, Endpoint: t.Endpoint, Protocol: t.Protocol, CaptureContent: t.CaptureContent}, os.Getenv, buildVersion())
+	if err != nil {
+		return &exitError{2, err}
+	}
+	rc.tel = tel
+	return nil
+}

@@ -1,0 +1,71 @@
+package session
+
+import (
+	"context"
+	"testing"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// discard is a span exporter that drops what it gets: the benchmarks
+// measure the session's instrumentation and the SDK, not a network.
+type discard struct{}
+
+func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discard) Shutdown(context.Context) error                             { return nil }
+
+// withTelemetry is cfg with a real SDK behind it (a batching tracer, a
+// meter with a reader), as the command line sets it up.
+func withTelemetry(b *testing.B, cfg Config) Config {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	b.Cleanup(func() { tp.Shutdown(context.Background()); mp.Shutdown(context.Background()) })
+	cfg.TracerProvider, cfg.MeterProvider = tp, mp
+	return cfg
+}
+
+// BenchmarkTelemetryDelta is the per-delta cost with telemetry off and on
+// (the budget: on, under 5 % more than off): one prompt streaming 20,000
+// deltas to one subscriber.
+func BenchmarkTelemetryDelta(b *testing.B) {
+	const n = 20000
+	for _, on := range []bool{false, true} {
+		name := map[bool]string{false: "off", true: "on"}[on]
+		b.Run(name, func(b *testing.B) {
+			cfg := Config{Provider: deltas{n}}
+			if on {
+				cfg = withTelemetry(b, cfg)
+			}
+			for b.Loop() {
+				s, _ := New(cfg)
+				unsub := s.Subscribe(func(Event) {})
+				s.Prompt(context.Background(), "go", PromptOptions{})
+				unsub()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/delta")
+		})
+	}
+}
+
+// BenchmarkTelemetryAttempt is the cost of one model attempt (a prompt of
+// one call with one delta) with telemetry off and on: the prompt, turn
+// and inference spans and their metric records.
+func BenchmarkTelemetryAttempt(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := map[bool]string{false: "off", true: "on"}[on]
+		b.Run(name, func(b *testing.B) {
+			cfg := Config{Provider: deltas{1}}
+			if on {
+				cfg = withTelemetry(b, cfg)
+			}
+			s, _ := New(cfg)
+			for b.Loop() {
+				s.mu.Lock()
+				s.messages = s.messages[:0] // each attempt sends the same context
+				s.mu.Unlock()
+				s.Prompt(context.Background(), "go", PromptOptions{})
+			}
+		})
+	}
+}
