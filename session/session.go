@@ -244,6 +244,8 @@ type Session struct {
 	waiting       *retryWait
 	tool          string
 	retries       int
+	// resetWaited: this chain waited for a usage limit's reset already.
+	resetWaited bool
 	// learned holds the context windows overflow errors stated (or the
 	// Windows store had); scale how far the estimate fell short of a
 	// provider's stated count (1 or more; 0 until an overflow said).
