@@ -53,6 +53,7 @@ func TestPresets(t *testing.T) {
 		"overloaded":     func(a llmtest.API) []string { return []string{overloaded[a], overloaded[a], "ok"} },
 		"rate-limited":   func(llmtest.API) []string { return []string{"http 429", "ok"} },
 		"usage-limit":    func(llmtest.API) []string { return []string{"http 429", "ok"} },
+		"usage-reset":    func(llmtest.API) []string { return []string{"http 429", "http 429"} }, // held until its reset, 10 s away
 		"overflow":       func(llmtest.API) []string { return []string{"http 400", "ok"} },
 		"midstream-drop": func(llmtest.API) []string { return []string{"drop after 3", "ok"} },
 		"stall":          func(llmtest.API) []string { return []string{"stall after 2", "ok"} },

@@ -81,7 +81,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.events, "events", "full", "rpc mode: form of message_update, full (the partial message, as pi) or delta (only the delta: output linear in the answer)")
 	f.prompt.register(cmd)
 	f.pi.register(cmd, &f.prompt)
-	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, overflow, midstream-drop, stall)")
+	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, usage-reset, overflow, midstream-drop, stall)")
 }
 
 // check validates the flags that stand for a setting by that setting's
