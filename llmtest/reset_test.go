@@ -104,3 +104,46 @@ func TestResetInValidate(t *testing.T) {
 		t.Errorf("a usage limit with a reset: %v", err)
 	}
 }
+
+// TestUsageResetPreset: the usage-reset preset holds its limit for
+// UsageResetDemo on every API, then answers.
+func TestUsageResetPreset(t *testing.T) {
+	bodies := map[API]string{
+		OpenAICompletions:  `{"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]}`,
+		OpenAIResponses:    `{"model":"gpt-5","input":"hi"}`,
+		AnthropicMessages:  `{"model":"claude-sonnet-4-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}`,
+		GoogleGenerativeAI: `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`,
+	}
+	paths := map[API]string{OpenAICompletions: "/v1/chat/completions", OpenAIResponses: "/v1/responses",
+		AnthropicMessages: "/v1/messages", GoogleGenerativeAI: "/v1beta/models/gemini-2.5-flash:generateContent"}
+	for _, api := range APIs() {
+		t.Run(string(api), func(t *testing.T) {
+			script, err := Preset("usage-reset")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			now := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+			srv := New(script...)
+			srv.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			for i, step := range []struct {
+				after  time.Duration
+				status int
+			}{{0, 429}, {UsageResetDemo - time.Second, 429}, {time.Second, 200}} {
+				mu.Lock()
+				now = now.Add(step.after)
+				mu.Unlock()
+				res, err := http.Post(ts.URL+paths[api], "application/json", strings.NewReader(bodies[api]))
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				if res.StatusCode != step.status {
+					t.Errorf("request %d: status %d, want %d", i+1, res.StatusCode, step.status)
+				}
+			}
+		})
+	}
+}
