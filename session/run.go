@@ -300,11 +300,11 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 	s.retries++
 	s.waiting = &retryWait{attempt: n, max: pol.MaxRetries, until: time.Now().Add(d.Delay), reason: failed.ErrorMessage}
 	s.mu.Unlock()
-	s.hub.emit(AutoRetryStartEvent{Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
-		ErrorMessage: failed.ErrorMessage, ErrorClass: rep.Class, SwitchedTo: switched})
-	if d.ResetWait {
+	if d.ResetWait { // before auto_retry_start, so a face knows what that one starts
 		s.announceResetWait(n, pol.MaxRetries, d, failed.ErrorMessage)
 	}
+	s.hub.emit(AutoRetryStartEvent{Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
+		ErrorMessage: failed.ErrorMessage, ErrorClass: rep.Class, SwitchedTo: switched})
 
 	dec := decided(n, rep.Class, d.Reason, "")
 	dec.DelayMs, dec.SwitchedTo = d.Delay.Milliseconds(), switched
