@@ -174,7 +174,7 @@ func (p Policy) Decide(a Attempt) Decision {
 // stay decides without switching; switchFailed says a switch was wanted
 // and found nothing, for the wording.
 func (p Policy) stay(a Attempt, limit time.Duration, switchFailed bool) Decision {
-	if d, ok := p.resetWait(a); ok && a.Hint > limit {
+	if d, ok := p.resetWait(a); ok {
 		return d
 	}
 	a = p.afterReset(a)

@@ -17,8 +17,10 @@ const (
 )
 
 // WaitForReset lets a usage limit with a stated reset be waited out when
-// nothing is left to switch to (the setting retry.waitForReset). The zero
-// value is off.
+// nothing is left to switch to (the setting retry.waitForReset): beyond
+// MaxDelay, and within it too, so that every such wait is one kind (on
+// the wall clock, with the margin, recorded, resumable). The zero value
+// is off.
 type WaitForReset struct {
 	Enabled bool
 	// MaxWait is the longest stated reset waited out; a later one fails

@@ -45,6 +45,8 @@ type runFlags struct {
 	verbose    bool
 	preset     string
 	events     string
+	// waitForReset is --wait-for-reset: "" off, "on", or a duration.
+	waitForReset string
 	// mustResume: --continue's session in use by another rally is an
 	// error, not a reason to start a new one (rally compact).
 	mustResume bool
@@ -79,6 +81,7 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "most model calls one prompt may make (overrides agent.maxTurns)")
 	fl.BoolVar(&f.verbose, "verbose", false, "also log retry decisions to stderr")
 	fl.StringVar(&f.events, "events", "full", "rpc mode: form of message_update, full (the partial message, as pi) or delta (only the delta: output linear in the answer)")
+	f.registerWaitForReset(cmd)
 	f.prompt.register(cmd)
 	f.pi.register(cmd, &f.prompt)
 	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, usage-reset, overflow, midstream-drop, stall)")
