@@ -185,7 +185,10 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 		out = print.NewText(s.out, s.err, print.Options{Live: printsLive(s), TTY: isTerminal(s.err), Verbose: f.verbose})
 	}
 	unsubscribe := env.sess.Subscribe(out.Event)
-	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
+	err = resumeWaitPrint(ctx, s, env)
+	if err == nil {
+		err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
+	}
 	unsubscribe()
 	out.Finish(err)
 	if err == nil {

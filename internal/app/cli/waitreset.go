@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rally-agent/rally/internal/clockfmt"
+	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
 )
 
@@ -50,4 +53,36 @@ func applyWaitForReset(st *settings.Settings, flag string) error {
 	}
 	st.Retry.WaitForReset = w
 	return nil
+}
+
+// interruptedWait is the wait for a usage limit's reset that the run's
+// session file was stopped in, if any.
+func (e *runEnv) interruptedWait() *journal.Wait {
+	if e.journal == nil {
+		return nil
+	}
+	w, err := journal.InterruptedWait(e.journal.Path())
+	if err != nil {
+		e.log.Warn("reading the session file for an interrupted wait failed", "err", err.Error())
+		return nil
+	}
+	return w
+}
+
+// resumeWaitPrint is print mode's answer to an interrupted wait: under
+// --wait-for-reset (or retry.waitForReset) it resumes the wait and
+// finishes the interrupted prompt before the new one; otherwise it says
+// how to resume and goes on with the new prompt.
+func resumeWaitPrint(ctx context.Context, s streams, e *runEnv) error {
+	w := e.interruptedWait()
+	if w == nil {
+		return nil
+	}
+	at := clockfmt.At(s.clock(), w.Until)
+	if !e.st.Retry.WaitForReset.Enabled {
+		fmt.Fprintf(s.err, "rally: a usage-limit wait until %s was interrupted; --wait-for-reset resumes it\n", at)
+		return nil
+	}
+	fmt.Fprintf(s.err, "rally: a usage-limit wait until %s was interrupted; resuming it\n", at)
+	return e.sess.ResumeWait(ctx, *w)
 }

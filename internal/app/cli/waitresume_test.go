@@ -1,0 +1,100 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rally-agent/rally/llmtest"
+	"github.com/rally-agent/rally/session/journal"
+)
+
+// TestWaitResumesAfterRestart runs rally as a real process against the
+// fake LLM, whose usage limit lifts after 3 s; kills it during the wait for
+// the reset; and continues the session: print mode with --wait-for-reset
+// resumes the wait for what is left of it, answers the interrupted prompt,
+// then the new one. Without --wait-for-reset it only says how to resume.
+func TestWaitResumesAfterRestart(t *testing.T) {
+	tests := []struct {
+		name    string
+		flags   []string
+		stdout  string
+		said    string
+		limited int // 429s the fake sent in all
+	}{
+		{"resumed", []string{"--wait-for-reset"}, "the refactor is done\n\nand this is next\n", "was interrupted; resuming it", 1},
+		{"not resumed", nil, "the refactor is done\n", "was interrupted; --wait-for-reset resumes it", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home := isolate(t)
+			if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(`{"retry":{"waitForReset":{"marginMs":0}}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			srv := llmtest.NewServer(t, llmtest.Step{Error: llmtest.UsageLimit, ResetIn: 3 * time.Second},
+				llmtest.Step{Text: "the refactor is done"}, llmtest.Step{Text: "and this is next"})
+			target := []string{"--api", "openai-completions", "--base-url", srv.URL + "/v1", "--model", "m"}
+			first := exec.Command(os.Args[0], append([]string{"--wait-for-reset", "-p", "refactor it"}, target...)...)
+			first.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1", "TZ=UTC")
+			if err := first.Start(); err != nil {
+				t.Fatal(err)
+			}
+			w := waitInFile(t, home, first)
+			first.Process.Kill()
+			first.Wait()
+
+			second := exec.Command(os.Args[0], append(append([]string{"--continue", "-p", "next?"}, tt.flags...), target...)...)
+			second.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1", "TZ=UTC")
+			var stdout, stderr bytes.Buffer
+			second.Stdout, second.Stderr = &stdout, &stderr
+			if tt.flags == nil {
+				// The prompt goes on without the wait: the fake's limit
+				// has to have lifted for it.
+				time.Sleep(time.Until(w.Until))
+			}
+			if err := second.Run(); err != nil {
+				t.Fatalf("rally --continue: %v\n%s", err, stderr.String())
+			}
+			want := "rally: a usage-limit wait until " + w.Until.UTC().Format("15:04") + " " + tt.said
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr %q, want it to say %q", stderr.String(), want)
+			}
+			if tt.flags != nil && !strings.Contains(stderr.String(), "rally: retry 1 succeeded") {
+				t.Errorf("stderr %q, want the resumed retry to succeed", stderr.String())
+			}
+			if got := stdout.String(); got != tt.stdout {
+				t.Errorf("stdout %q, want %q", got, tt.stdout)
+			}
+			limited := 0
+			for _, r := range srv.Requests() {
+				if r.Outcome == "http 429" {
+					limited++
+				}
+			}
+			if limited != tt.limited {
+				t.Errorf("%d usage limits sent, want %d: the resumed retry came before the reset", limited, tt.limited)
+			}
+		})
+	}
+}
+
+// waitInFile waits until cmd's session file records a wait for a reset.
+func waitInFile(t *testing.T, home string, cmd *exec.Cmd) *journal.Wait {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if files := sessionFiles(t, home); len(files) == 1 {
+			if w, _ := journal.InterruptedWait(files[0]); w != nil {
+				return w
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	t.Fatal("rally recorded no wait for the reset")
+	return nil
+}
