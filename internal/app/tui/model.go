@@ -71,6 +71,8 @@ type Model struct {
 	tickSeq    int
 	now        time.Time // of the last tick or retry event
 	switchedTo string
+	// resetNext is the retry_waiting of the loader about to start.
+	resetNext *resetWaitMsg
 
 	// state is the session's State as last read (readState): the status
 	// line's usage, context size, window and phase come from there, not
@@ -205,6 +207,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case stateMsg:
 		if msg.gen == m.gen && msg.seq > m.applied {
 			m.applied, m.state, m.info.Model = msg.seq, msg.st, msg.st.Model
+			m.followPhase()
 		}
 		return m, nil
 	case modelsMsg:
@@ -254,8 +257,11 @@ func (m *Model) handle(msg any) tea.Cmd {
 		m.tr.add(block{kind: kTool, tool: &toolCall{id: msg.id, name: msg.name, args: msg.args}})
 	case toolEndMsg:
 		m.tr.toolEnd(msg.id, msg.result, msg.isError)
+	case resetWaitMsg:
+		m.resetNext = &msg
 	case retryStartMsg:
 		m.failure = ""
+		m.startLoader(&msg)
 		m.loader = &msg
 		m.now = msg.at
 		if msg.switchedTo == "" {

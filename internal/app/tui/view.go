@@ -110,6 +110,9 @@ func (m *Model) loaderLine(w int) string {
 	if l == nil {
 		return ""
 	}
+	if l.reset {
+		return m.resetLoaderLine(w)
+	}
 	n, left := fmt.Sprintf("%d/%d", l.attempt, l.max), m.secondsLeft()
 	forms := []string{
 		fmt.Sprintf("Retrying (%s) in %ds… (esc to cancel)", n, left),
@@ -171,6 +174,8 @@ func (m *Model) statusLine(w int) string {
 
 func (m *Model) retryState() string {
 	switch l := m.loader; {
+	case l != nil && l.reset:
+		return m.resetState()
 	case l != nil && l.class == "usage_limit" && l.switchedTo == "":
 		return fmt.Sprintf("waiting for a usage-limit reset %d/%d", l.attempt, l.max)
 	case l != nil:
