@@ -11,7 +11,7 @@ import (
 // state delivers the fake session's State as a read that is newer than
 // any before it.
 func state(m *Model, f *fakeSession) {
-	m.Update(stateMsg{gen: m.gen, seq: m.stateSeq + 1000, st: f.State()})
+	m.Update(stateMsg{gen: m.gen, seq: max(m.stateSeq, m.applied) + 1, st: f.State()})
 }
 
 // TestResetWaitLoader: a wait for a usage limit's reset counts down in
