@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,11 +41,16 @@ func TestWaitResumesAfterRestart(t *testing.T) {
 				llmtest.Step{Text: "the refactor is done"}, llmtest.Step{Text: "and this is next"})
 			target := []string{"--api", "openai-completions", "--base-url", srv.URL + "/v1", "--model", "m"}
 			first := exec.Command(os.Args[0], append([]string{"--wait-for-reset", "-p", "refactor it"}, target...)...)
-			first.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1", "TZ=UTC")
+			first.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1", "TZ=UTC", "RALLY_API_KEY=sk-test-0000000000001234")
 			if err := first.Start(); err != nil {
 				t.Fatal(err)
 			}
 			w := waitInFile(t, home, first)
+			// The credential is marked meanwhile, so other rallies on this
+			// machine (or the fleet) skip it instead of hammering it.
+			if marks, err := os.ReadFile(filepath.Join(home, "auth-marks.json")); err != nil || !strings.Contains(string(marks), "blockedUntil") {
+				t.Errorf("auth-marks.json during the wait: %s, %v; want the credential marked", marks, err)
+			}
 			first.Process.Kill()
 			first.Wait()
 
@@ -97,4 +104,38 @@ func waitInFile(t *testing.T, home string, cmd *exec.Cmd) *journal.Wait {
 	cmd.Process.Kill()
 	t.Fatal("rally recorded no wait for the reset")
 	return nil
+}
+
+// TestResetWaitCtrlC: Ctrl-C ends print mode's two-hour wait for a reset
+// at once, as it ends any wait.
+func TestResetWaitCtrlC(t *testing.T) {
+	home := isolate(t)
+	srv := llmtest.NewServer(t, llmtest.Step{Error: llmtest.UsageLimit, ResetIn: 2 * time.Hour})
+	cmd := exec.Command(os.Args[0], "--wait-for-reset", "-p", "refactor it", "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m")
+	cmd.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1", "TZ=UTC")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitInFile(t, home, cmd)
+	began := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("rally did not stop on Ctrl-C during the wait")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Errorf("exit %v, want 130", err)
+	}
+	if !strings.Contains(stderr.String(), "waiting for the reset at") || !strings.HasSuffix(stderr.String(), "rally: interrupted\n") {
+		t.Errorf("stderr %q", stderr.String())
+	}
+	t.Logf("Ctrl-C ended the wait in %v", time.Since(began))
 }
