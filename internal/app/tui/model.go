@@ -30,6 +30,8 @@ type Options struct {
 	Info    Info
 	// FirstPrompt is sent as soon as the UI starts (rally "…").
 	FirstPrompt string
+	// Interrupted, when set, is asked about first (wait.go).
+	Interrupted *InterruptedWait
 	// Context bounds prompts and compactions; nil means Background.
 	Context context.Context
 	// NoColor renders without colour (NO_COLOR).
@@ -71,8 +73,10 @@ type Model struct {
 	tickSeq    int
 	now        time.Time // of the last tick or retry event
 	switchedTo string
-	// resetNext is the retry_waiting of the loader about to start.
-	resetNext *resetWaitMsg
+	// resetNext is the retry_waiting of the loader about to start;
+	// resumeAsked: Options.Interrupted was answered.
+	resetNext   *resetWaitMsg
+	resumeAsked bool
 
 	// state is the session's State as last read (readState): the status
 	// line's usage, context size, window and phase come from there, not
@@ -514,6 +518,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return m.ctrlCKey(wasCtrlC)
 		}
 		return nil
+	}
+	if m.resumeQuestion() != "" {
+		return m.resumeKey(s)
 	}
 	switch s {
 	case "esc":

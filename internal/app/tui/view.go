@@ -89,6 +89,8 @@ func (m *Model) bottom(w int) string {
 	}
 	if c := m.confirm; c != nil {
 		parts = append(parts, m.st.notice.Render(clipLine(fmt.Sprintf("Run %s %s? [y/n]", c.name, c.args), w)))
+	} else if q := m.resumeQuestion(); q != "" {
+		parts = append(parts, m.st.notice.Render(clipLine(q, w)))
 	} else if m.ctrlC {
 		parts = append(parts, m.st.info.Render("Press ctrl+c again to quit"))
 	}

@@ -1,9 +1,11 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 
 	"github.com/rally-agent/rally/internal/clockfmt"
@@ -83,4 +85,45 @@ func (m *Model) resetLoaderLine(w int) string {
 func (m *Model) resetState() string {
 	at, left := m.resetLeft()
 	return fmt.Sprintf("resumes at %s (in %s)", at, left)
+}
+
+// InterruptedWait is a wait for a usage limit's reset that the resumed
+// session's file was stopped in (rally --continue after a rally stopped
+// during the wait): the UI asks whether to resume it.
+type InterruptedWait struct {
+	Until time.Time
+	// Resume waits out the rest and continues the interrupted prompt
+	// (session.ResumeWait); it returns when that run has settled.
+	Resume func(ctx context.Context) error
+}
+
+// resumeQuestion is the question while an interrupted wait is asked
+// about, or "".
+func (m *Model) resumeQuestion() string {
+	w := m.opts.Interrupted
+	if w == nil || m.resumeAsked {
+		return ""
+	}
+	return fmt.Sprintf("A usage-limit wait until %s was interrupted; resume waiting? (y/n)", clockfmt.At(m.clock(), w.Until))
+}
+
+// resumeKey answers the question: y resumes the wait as a run, n (or
+// Esc) leaves the session as it is. Other keys wait for an answer.
+func (m *Model) resumeKey(k string) tea.Cmd {
+	switch k {
+	case "y", "Y":
+		m.resumeAsked = true
+		m.tr.add(block{kind: kInfo, text: "Resuming the wait for the usage limit's reset"})
+		m.beginRun()
+		resume, gen, ctx, wg := m.opts.Interrupted.Resume, m.gen, m.ctx, m.wg
+		wg.Add(1)
+		return func() tea.Msg {
+			defer wg.Done()
+			return promptDoneMsg{gen: gen, err: resume(ctx)}
+		}
+	case "n", "N", "esc", "ctrl+c":
+		m.resumeAsked = true
+		m.tr.add(block{kind: kInfo, text: "The interrupted wait is not resumed"})
+	}
+	return nil
 }

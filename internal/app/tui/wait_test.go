@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -73,5 +74,36 @@ func TestLoaderFollowsPhase(t *testing.T) {
 	state(m, f)
 	if !strings.Contains(screen(m), "Retrying (2/3) in 10s…") {
 		t.Errorf("another attempt's phase moved the loader:\n%s", screen(m))
+	}
+}
+
+// TestInterruptedWaitQuestion: a session resumed after a rally stopped
+// during a wait for a reset asks first; y resumes the wait as a run, n
+// leaves it; other keys wait for the answer.
+func TestInterruptedWaitQuestion(t *testing.T) {
+	cet := time.FixedZone("CET", 3600)
+	until := time.Date(2026, 12, 1, 15, 0, 0, 0, cet)
+	const q = "A usage-limit wait until 15:00 was interrupted; resume waiting? (y/n)"
+	for _, tt := range []struct {
+		key     string
+		resumed int
+		says    string
+	}{{"y", 1, "Resuming the wait"}, {"n", 0, "not resumed"}, {"esc", 0, "not resumed"}} {
+		t.Run(tt.key, func(t *testing.T) {
+			resumed := 0
+			m, _ := testModel(t, Options{Interrupted: &InterruptedWait{Until: until.UTC(), Resume: func(context.Context) error { resumed++; return nil }}})
+			m.clock = func() time.Time { return time.Date(2026, 12, 1, 12, 47, 0, 0, cet) }
+			if !strings.Contains(screen(m), q) {
+				t.Fatalf("no question:\n%s", screen(m))
+			}
+			press(m, "x")
+			if !strings.Contains(screen(m), q) || m.ed.value() != "" {
+				t.Fatalf("a key that is no answer went past the question:\n%s", screen(m))
+			}
+			run(m, press(m, tt.key))
+			if resumed != tt.resumed || strings.Contains(screen(m), q) || !strings.Contains(screen(m), tt.says) {
+				t.Errorf("resumed %d times, want %d; screen:\n%s", resumed, tt.resumed, screen(m))
+			}
+		})
 	}
 }
