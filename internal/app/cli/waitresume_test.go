@@ -139,3 +139,27 @@ func TestResetWaitCtrlC(t *testing.T) {
 	}
 	t.Logf("Ctrl-C ended the wait in %v", time.Since(began))
 }
+
+// TestResetWaitHook: a hook on retry_waiting gets the wait, so a user can
+// be told that rally waits until the reset.
+func TestResetWaitHook(t *testing.T) {
+	home := isolate(t)
+	out := filepath.Join(t.TempDir(), "waiting.json")
+	hook := filepath.Join(t.TempDir(), "notify")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\ncat > \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settingsJSON := `{"retry":{"waitForReset":{"enabled":true,"marginMs":0}},"hooks":[{"on":["retry_waiting"],"command":["` + hook + `","` + out + `"]}]}`
+	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(settingsJSON), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := llmtest.NewServer(t, llmtest.Step{Error: llmtest.UsageLimit, ResetIn: time.Second}, llmtest.Step{Text: "back"})
+	cmd := rallyCmd("--no-session", "-p", "hi", "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("rally: %v\n%s", err, b)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(got), `"type":"retry_waiting"`) || !strings.Contains(string(got), `"untilMs":`) {
+		t.Errorf("the hook got %q (%v), want the retry_waiting event", got, err)
+	}
+}
