@@ -162,7 +162,12 @@ func (s *server) handlePi(c Command, sess *session.Session) (r *Response, handle
 	case CmdExportHTML:
 		return resp(s.exportHTML(c, sess))
 	case CmdSwitchSession:
-		return resp(s.replace(c, c.SessionPath, NewSessionResult{}))
+		r := s.replace(c, c.SessionPath, NewSessionResult{})
+		if r.Success && s.cfg.Resume != nil {
+			sess, _ := s.watch() // what it resumes emits events
+			s.cfg.Resume(s.ctx, sess)
+		}
+		return resp(r)
 	case CmdFork:
 		return resp(s.fork(c, sess))
 	case CmdClone:

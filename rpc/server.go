@@ -42,6 +42,11 @@ type Config struct {
 	// open the new file they wrote). Like NewSession it is called once the
 	// current run has settled. nil refuses the three.
 	OpenSession func(ctx context.Context, path string) (*session.Session, error)
+	// Resume, when set, is called with each session switch_session
+	// opened, once it is served (its events reach the client): the caller
+	// resumes what its file was stopped in, such as a wait for a usage
+	// limit's reset.
+	Resume func(ctx context.Context, sess *session.Session)
 	// Dialogs, when set, is attached to the output: the questions asked
 	// through it (tools.confirm) go to the client as pi's
 	// extension_ui_request, and its extension_ui_response lines answer

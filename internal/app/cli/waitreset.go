@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rally-agent/rally/internal/clockfmt"
+	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
 )
@@ -69,20 +71,40 @@ func (e *runEnv) interruptedWait() *journal.Wait {
 	return w
 }
 
-// resumeWaitPrint is print mode's answer to an interrupted wait: under
-// --wait-for-reset (or retry.waitForReset) it resumes the wait and
-// finishes the interrupted prompt before the new one; otherwise it says
-// how to resume and goes on with the new prompt.
+// sayInterrupted tells w about an interrupted wait for a reset and
+// reports whether the run is to resume it: under --wait-for-reset (or
+// retry.waitForReset) it is; otherwise w says how.
+func sayInterrupted(w io.Writer, now time.Time, st *settings.Settings, wait *journal.Wait) bool {
+	at := clockfmt.At(now, wait.Until)
+	if !st.Retry.WaitForReset.Enabled {
+		fmt.Fprintf(w, "rally: a usage-limit wait until %s was interrupted; --wait-for-reset resumes it\n", at)
+		return false
+	}
+	fmt.Fprintf(w, "rally: a usage-limit wait until %s was interrupted; resuming it\n", at)
+	return true
+}
+
+// resumeWaitPrint is print mode's answer to an interrupted wait: resumed,
+// it finishes the interrupted prompt before the new one.
 func resumeWaitPrint(ctx context.Context, s streams, e *runEnv) error {
-	w := e.interruptedWait()
-	if w == nil {
-		return nil
+	if w := e.interruptedWait(); w != nil && sayInterrupted(s.err, s.clock(), e.st, w) {
+		return e.sess.ResumeWait(ctx, *w)
 	}
-	at := clockfmt.At(s.clock(), w.Until)
-	if !e.st.Retry.WaitForReset.Enabled {
-		fmt.Fprintf(s.err, "rally: a usage-limit wait until %s was interrupted; --wait-for-reset resumes it\n", at)
-		return nil
+	return nil
+}
+
+// resumeSwitched is RPC switch_session's answer to an interrupted wait
+// in the session it opened: resumed, it is a run the client sees
+// (retry_waiting, auto_retry_start with the time left, then the continued
+// prompt).
+func (b *rpcBackend) resumeSwitched(ctx context.Context, sess *session.Session) {
+	e := b.current()
+	if e.sess != sess {
+		return
 	}
-	fmt.Fprintf(s.err, "rally: a usage-limit wait until %s was interrupted; resuming it\n", at)
-	return e.sess.ResumeWait(ctx, *w)
+	if w := e.interruptedWait(); w != nil && sayInterrupted(b.s.err, b.s.clock(), e.st, w) {
+		if _, err := sess.StartResumeWait(ctx, *w); err != nil {
+			b.log.Warn("resuming the interrupted wait failed", "err", err.Error())
+		}
+	}
 }
