@@ -1,18 +1,17 @@
 package session
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/rally-agent/rally/internal/proctest"
 	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/session/journal"
 )
@@ -27,24 +26,6 @@ func waitPolicy(string) retry.Policy {
 	p := retry.Default()
 	p.WaitForReset = retry.WaitForReset{Enabled: true, MaxWait: 6 * time.Hour, Margin: 30 * time.Second}
 	return p
-}
-
-// syncBuf is a log sink the session's goroutine and the test share.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuf) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestResetWaitWallClock drives a two-hour wait for a reset on a wall
@@ -70,7 +51,7 @@ func TestResetWaitWallClock(t *testing.T) {
 				var offset atomic.Int64
 				start := time.Now()
 				wall := func() time.Time { return time.Now().Add(time.Duration(offset.Load())) }
-				logs := &syncBuf{}
+				logs := &proctest.Buffer{}
 				f := &fake{steps: []step{{err: planLimit("7200")}, {text: "back"}}}
 				s, rec, stop := newSession(t, f, Config{Retry: waitPolicy, Now: wall, Log: slog.New(slog.NewTextHandler(logs, nil))})
 				run, err := s.Start(context.Background(), "hi", PromptOptions{})

@@ -120,16 +120,7 @@ func TestResetWaitCtrlC(t *testing.T) {
 	}
 	waitInFile(t, home, cmd)
 	began := time.Now()
-	cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("rally did not stop on Ctrl-C during the wait")
-	}
+	err := signalAndWait(t, cmd, syscall.SIGINT)
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Errorf("exit %v, want 130", err)
@@ -161,5 +152,22 @@ func TestResetWaitHook(t *testing.T) {
 	got, err := os.ReadFile(out)
 	if err != nil || !strings.Contains(string(got), `"type":"retry_waiting"`) || !strings.Contains(string(got), `"untilMs":`) {
 		t.Errorf("the hook got %q (%v), want the retry_waiting event", got, err)
+	}
+}
+
+// signalAndWait sends sig to cmd and returns how it exited; a rally that
+// does not stop within 10 s fails the test.
+func signalAndWait(t *testing.T, cmd *exec.Cmd, sig syscall.Signal) error {
+	t.Helper()
+	cmd.Process.Signal(sig)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("rally did not stop on %v", sig)
+		return nil
 	}
 }

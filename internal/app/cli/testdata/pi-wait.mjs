@@ -4,32 +4,7 @@
 // and SHORT_DIR/SHORT_URL (one that resets in 2 seconds, then an answer);
 // both projects turn retry.waitForReset on with no margin. Prints one JSON
 // line of findings; exits non-zero on the first failure.
-import { pathToFileURL } from "node:url";
-import path from "node:path";
-
-const pkg = process.env.PI_CODING_AGENT_DIR;
-const { RpcClient } = await import(pathToFileURL(path.join(pkg, "dist/modes/rpc/rpc-client.js")).href);
-
-function check(cond, what, value) {
-  if (!cond) throw new Error(`${what}: ${JSON.stringify(value)}`);
-}
-
-function next(client, types, timeoutMs = 20000) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { off(); reject(new Error(`no ${types} within ${timeoutMs} ms`)); }, timeoutMs);
-    const off = client.onEvent((e) => {
-      if (types.includes(e.type)) { clearTimeout(timer); off(); resolve(e); }
-    });
-  });
-}
-
-function start(dir, url) {
-  return new RpcClient({
-    cliPath: process.env.SHIM,
-    cwd: dir,
-    args: ["--no-session", "--api", "openai-completions", "--base-url", url, "--model", "fake-model"],
-  });
-}
+import { check, next, start } from "./pi-helpers.mjs";
 
 const pairs = (seen) => [seen.filter((e) => e.type === "auto_retry_start").length, seen.filter((e) => e.type === "auto_retry_end").length];
 const out = {};
