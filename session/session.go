@@ -104,7 +104,9 @@ type Config struct {
 	Unclassified Unclassified
 	// Log receives every retry decision; nil discards them.
 	Log *slog.Logger
-	// Now returns the current time for retry hints; nil means time.Now.
+	// Now returns the current time for retry hints, and is the wall clock
+	// a wait for a usage limit's reset ends by (resetwait.go); nil means
+	// time.Now.
 	Now func() time.Time
 }
 
