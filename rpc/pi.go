@@ -163,9 +163,8 @@ func (s *server) handlePi(c Command, sess *session.Session) (r *Response, handle
 		return resp(s.exportHTML(c, sess))
 	case CmdSwitchSession:
 		r := s.replace(c, c.SessionPath, NewSessionResult{})
-		if r.Success && s.cfg.Resume != nil {
-			sess, _ := s.watch() // what it resumes emits events
-			s.cfg.Resume(s.ctx, sess)
+		if r.Success {
+			s.resume()
 		}
 		return resp(r)
 	case CmdFork:

@@ -14,10 +14,17 @@ import (
 )
 
 // TestSwitchSessionResumesWait: RPC switch_session to a session file a
-// rally was stopped in during a wait for a reset resumes the wait under
-// retry.waitForReset, for the time left, then answers the interrupted
-// prompt: one auto_retry_start/auto_retry_end pair the client sees.
+// rally was stopped in during a wait for a reset, or rally --mode rpc
+// started on it, resumes the wait under retry.waitForReset, for the time
+// left, then answers the interrupted prompt: one
+// auto_retry_start/auto_retry_end pair the client sees.
 func TestSwitchSessionResumesWait(t *testing.T) {
+	for _, how := range []string{"switch_session", "--session"} {
+		t.Run(how, func(t *testing.T) { resumesWaitOverRPC(t, how) })
+	}
+}
+
+func resumesWaitOverRPC(t *testing.T, how string) {
 	home := isolate(t)
 	if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(`{"retry":{"waitForReset":{"enabled":true}}}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -33,9 +40,15 @@ func TestSwitchSessionResumesWait(t *testing.T) {
 	j.Close()
 
 	srv := llmtest.NewServer(t, llmtest.Step{Text: "refactored after the reset"})
-	p := startRPC(t, "--no-session", "--api", "openai-completions", "--base-url", srv.URL+"/v1", "--model", "m")
-	b, _ := json.Marshal(map[string]string{"type": "switch_session", "id": "s", "sessionPath": path})
-	p.send(string(b))
+	target := []string{"--api", "openai-completions", "--base-url", srv.URL + "/v1", "--model", "m"}
+	var p *rpcProc
+	if how == "--session" {
+		p = startRPC(t, append([]string{"--session", path}, target...)...)
+	} else {
+		p = startRPC(t, append([]string{"--no-session"}, target...)...)
+		b, _ := json.Marshal(map[string]string{"type": "switch_session", "id": "s", "sessionPath": path})
+		p.send(string(b))
+	}
 	var seen []string
 	var start map[string]any
 	p.until("auto_retry_end", func(m map[string]any) bool {

@@ -93,16 +93,18 @@ func resumeWaitPrint(ctx context.Context, s streams, e *runEnv) error {
 	return nil
 }
 
-// resumeSwitched is RPC switch_session's answer to an interrupted wait
-// in the session it opened: resumed, it is a run the client sees
+// resumeSwitched is RPC's answer to an interrupted wait in the session it
+// serves first (--continue, --session) or that switch_session opened:
+// resumed, it is a run the client sees
 // (retry_waiting, auto_retry_start with the time left, then the continued
 // prompt).
-func (b *rpcBackend) resumeSwitched(ctx context.Context, sess *session.Session) {
+func (b *rpcBackend) resumeSwitched(ctx context.Context, sess *session.Session, watch func()) {
 	e := b.current()
 	if e.sess != sess {
 		return
 	}
 	if w := e.interruptedWait(); w != nil && sayInterrupted(b.s.err, b.s.clock(), e.st, w) {
+		watch()
 		if _, err := sess.StartResumeWait(ctx, *w); err != nil {
 			b.log.Warn("resuming the interrupted wait failed", "err", err.Error())
 		}
