@@ -114,6 +114,8 @@ type reply struct {
 	stop         string // "stop", "length", "toolUse", or a native value
 	includeUsage bool   // Chat Completions: stream_options.include_usage
 	stream       bool   // the client asked for a stream
+	// reset is when a usage limit says it resets (Step.ResetIn).
+	reset time.Duration
 }
 
 type tool struct {
@@ -168,7 +170,10 @@ func readInfo(api API, path string, body []byte) info {
 
 // newReply lays out a step's answer for the writers.
 func newReply(st *Step, seq int, in info, bodyLen int, now time.Time) *reply {
-	r := &reply{seq: seq, model: in.model, now: now, includeUsage: in.includeUsage, stream: in.stream}
+	r := &reply{seq: seq, model: in.model, now: now, includeUsage: in.includeUsage, stream: in.stream, reset: usageReset}
+	if st.resetLeft > 0 {
+		r.reset = st.resetLeft
+	}
 	if r.model == "" {
 		r.model = DefaultModel
 	}

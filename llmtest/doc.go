@@ -80,6 +80,9 @@
 //   - usage-limit: a 429 usage limit (per-day or plan cap) that says it
 //     resets in 5 minutes — longer than rally waits by default, so rally
 //     switches credential or fails fast naming the reset — then success.
+//   - usage-reset: a 429 usage limit that says it resets in 10 seconds
+//     and answers every request with it until then (Step.ResetIn), then
+//     success: what retry.waitForReset waits out.
 //   - overflow: a 400 context overflow, then a summary (the answer to the
 //     compaction's summary request), then success, so compaction can be
 //     seen to work; History("overflow") is a conversation worth compacting

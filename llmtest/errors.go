@@ -25,6 +25,10 @@ type errSpec struct {
 // rally's default maxDelayMs (60 s), so it has to switch or fail fast.
 const usageReset = 5 * time.Minute
 
+// resetSecs is the reset in whole seconds, rounded up: a client that
+// waits what it is told is never early.
+func (r *reply) resetSecs() int { return int((r.reset + time.Second - 1) / time.Second) }
+
 // kindFor picks a body for an HTTP fault that gave only a status.
 func kindFor(status int) ErrorKind {
 	switch {
@@ -82,18 +86,18 @@ func openaiError(api API, kind ErrorKind, r *reply, cred string) errSpec {
 	case UsageLimit:
 		if api == OpenAIResponses {
 			// The ChatGPT-plan (Codex) shape: a typed plan cap with its reset.
-			secs := int(usageReset / time.Second)
+			secs := r.resetSecs()
 			return errSpec{status: 429, typ: "usage_limit_reached", code: "usage_limit_reached",
 				message: "The usage limit has been reached", fields: obj{
 					{"type", "usage_limit_reached"},
 					{"message", "The usage limit has been reached"},
 					{"plan_type", "plus"},
-					{"resets_at", r.now.Add(usageReset).Unix()},
+					{"resets_at", r.now.Add(r.reset).Unix()},
 					{"resets_in_seconds", secs},
 				}}
 		}
 		return errSpec{status: 429, typ: "tokens", code: "rate_limit_exceeded",
-			message: "Rate limit reached for " + r.model + " in organization org-llmtest on tokens per day (TPD): Limit 2000000, Used 1999800, Requested 1200. Please try again in 5m0s." + limits}
+			message: "Rate limit reached for " + r.model + " in organization org-llmtest on tokens per day (TPD): Limit 2000000, Used 1999800, Requested 1200. Please try again in " + (time.Duration(r.resetSecs()) * time.Second).String() + "." + limits}
 	case Overflow:
 		if api == OpenAIResponses {
 			return errSpec{status: 400, typ: "invalid_request_error", code: "context_length_exceeded", param: "input",
@@ -137,10 +141,10 @@ func anthropicError(kind ErrorKind, r *reply) errSpec {
 		return errSpec{status: 429, typ: "rate_limit_error",
 			message: "Number of request tokens has exceeded your daily rate limit (https://docs.claude.com/en/api/rate-limits); see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later." + sales,
 			header: http.Header{
-				"Retry-After":                          {strconv.Itoa(int(usageReset / time.Second))},
+				"Retry-After":                          {strconv.Itoa(r.resetSecs())},
 				"Anthropic-Ratelimit-Tokens-Limit":     {"1000000"},
 				"Anthropic-Ratelimit-Tokens-Remaining": {"0"},
-				"Anthropic-Ratelimit-Tokens-Reset":     {r.now.Add(usageReset).UTC().Format(time.RFC3339)},
+				"Anthropic-Ratelimit-Tokens-Reset":     {r.now.Add(r.reset).UTC().Format(time.RFC3339)},
 			}}
 	case Overflow:
 		return errSpec{status: 400, typ: "invalid_request_error", message: "prompt is too long: 215304 tokens > 200000 maximum"}
@@ -175,7 +179,7 @@ func geminiError(kind ErrorKind, r *reply) errSpec {
 			message: exceeded + "10, model: " + r.model + "\nPlease retry in 1s.",
 			details: quota("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "10", "1s")}
 	case UsageLimit:
-		secs := strconv.Itoa(int(usageReset/time.Second)) + "s"
+		secs := strconv.Itoa(r.resetSecs()) + "s"
 		return errSpec{status: 429, typ: "RESOURCE_EXHAUSTED",
 			message: exceeded + "250, model: " + r.model + "\nPlease retry in " + secs + ".",
 			details: quota("GenerateRequestsPerDayPerProjectPerModel-FreeTier", "250", secs)}

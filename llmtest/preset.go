@@ -3,11 +3,17 @@ package llmtest
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // midstreamText is long enough that a drop after 3 chunks leaves most of
 // it unsaid.
 const midstreamText = "This answer was cut off mid-stream and then sent again in full by the fake server."
+
+// UsageResetDemo is when the usage-reset preset's limit lifts: longer
+// than a retry's default 60 s cap would be dull, so 10 s, which the demo
+// waits out with retry.waitForReset.
+const UsageResetDemo = 10 * time.Second
 
 // Preset returns the named script, a fresh copy on every call; see the
 // package documentation for what each does.
@@ -21,6 +27,8 @@ func Preset(name string) ([]Step, error) {
 		return []Step{{Fault: HTTPError, Error: RateLimited, Header: map[string]string{"retry-after": "1"}}, {}}, nil
 	case "usage-limit":
 		return []Step{{Fault: HTTPError, Error: UsageLimit}, {}}, nil
+	case "usage-reset":
+		return []Step{{Fault: HTTPError, Error: UsageLimit, ResetIn: UsageResetDemo}, {}}, nil
 	case "overflow":
 		// The second request is the client's compaction asking for a
 		// summary of the History it sent.
@@ -40,7 +48,7 @@ func Preset(name string) ([]Step, error) {
 
 // Presets lists the preset names.
 func Presets() []string {
-	return []string{"flaky", "midstream-drop", "overflow", "overloaded", "rate-limited", "resume", "stall", "usage-limit"}
+	return []string{"flaky", "midstream-drop", "overflow", "overloaded", "rate-limited", "resume", "stall", "usage-limit", "usage-reset"}
 }
 
 // Turn is one message of a conversation: Role "user" or "assistant".

@@ -61,6 +61,9 @@ type Server struct {
 	stored map[string]*storedResponse // background responses, by id
 	seq    int                        // requests seen
 	next   int                        // steps taken
+	// lifts holds when each usage limit with a ResetIn lifts, by step
+	// index, from the first time it answered.
+	lifts  map[int]time.Time
 	reqs   []Request
 	logErr error
 }
@@ -142,7 +145,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		bad = malformed(body)
 	}
 	if readErr == nil && bad == nil {
-		x.st, rec.Step, x.matched = s.take(api, r.Method)
+		x.st, rec.Step, x.matched = s.take(api, r.Method, rec.Time)
 	}
 	s.reqs = append(s.reqs, rec)
 	x.i = len(s.reqs) - 1
@@ -171,8 +174,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // take picks the step for a request, under s.mu.
-func (s *Server) take(api API, method string) (st Step, num int, ok bool) {
-	if n := len(s.Script); n > 0 {
+func (s *Server) take(api API, method string, now time.Time) (st Step, num int, ok bool) {
+	n := len(s.Script)
+	if n > 0 {
+		s.skipLifted(now)
 		num = min(s.next, n-1) + 1
 		st = s.Script[num-1]
 	}
@@ -180,8 +185,38 @@ func (s *Server) take(api API, method string) (st Step, num int, ok bool) {
 	if !raw && (api == "" || method != http.MethodPost) {
 		return Step{}, 0, false
 	}
+	if at, seen := s.lifts[n-1]; seen && s.next >= n && !now.Before(at) {
+		// The script's last step was a limit that lifted: a plain reply.
+		s.next++
+		return Step{}, num, true
+	}
+	if st.ResetIn > 0 {
+		// A limit with a reset holds its place until it lifts.
+		at, seen := s.lifts[num-1]
+		if !seen {
+			if s.lifts == nil {
+				s.lifts = map[int]time.Time{}
+			}
+			at = now.Add(st.ResetIn)
+			s.lifts[num-1] = at
+		}
+		st.resetLeft = at.Sub(now)
+		return st, num, true
+	}
 	s.next++
 	return st, num, true
+}
+
+// skipLifted moves past the usage limits whose reset has come, under
+// s.mu.
+func (s *Server) skipLifted(now time.Time) {
+	for s.next < len(s.Script) {
+		at, seen := s.lifts[s.next]
+		if !seen || now.Before(at) {
+			return
+		}
+		s.next++
+	}
 }
 
 func (x *exchange) serve() {

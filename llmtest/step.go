@@ -113,6 +113,15 @@ type Step struct {
 	// RawFile is read into Raw; LoadScript resolves it against the script
 	// file's folder.
 	RawFile string `json:"rawFile,omitempty"`
+
+	// ResetIn, on a usage_limit step, is when the limit lifts: the step
+	// answers every request with the limit, stating the time left, until
+	// ResetIn after it first answered; then the script goes on with the
+	// next step. Zero states the built-in 5 minutes and answers once. In
+	// JSON: "10s" or a number of milliseconds.
+	ResetIn time.Duration `json:"-"`
+	// resetLeft is the reset a held limit states now (Server.take).
+	resetLeft time.Duration
 }
 
 // ToolCall is one function call the fake model makes.
@@ -146,9 +155,10 @@ type stepAlias Step
 
 type stepWire struct {
 	*stepAlias
-	Delay json.RawMessage `json:"delay,omitempty"`
-	Body  json.RawMessage `json:"body,omitempty"`
-	Raw   *string         `json:"raw,omitempty"`
+	Delay   json.RawMessage `json:"delay,omitempty"`
+	ResetIn json.RawMessage `json:"resetIn,omitempty"`
+	Body    json.RawMessage `json:"body,omitempty"`
+	Raw     *string         `json:"raw,omitempty"`
 }
 
 // UnmarshalJSON reads the script form of a step.
@@ -165,6 +175,13 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 		}
 		s.Delay = d
 	}
+	if len(w.ResetIn) > 0 {
+		d, err := parseDelay(w.ResetIn)
+		if err != nil {
+			return fmt.Errorf("llmtest: resetIn: %w", err)
+		}
+		s.ResetIn = d
+	}
 	s.Body = rawText(w.Body)
 	if w.Raw != nil {
 		s.Raw = []byte(*w.Raw)
@@ -178,6 +195,9 @@ func (s Step) MarshalJSON() ([]byte, error) {
 	w := stepWire{stepAlias: &a}
 	if s.Delay != 0 {
 		w.Delay = mustJSON(s.Delay.String())
+	}
+	if s.ResetIn != 0 {
+		w.ResetIn = mustJSON(s.ResetIn.String())
 	}
 	if s.Body != "" {
 		w.Body = mustJSON(s.Body)
@@ -274,6 +294,9 @@ func (s *Step) Validate() error {
 	}
 	if s.Error != "" && !knownKind(s.Error) {
 		return fmt.Errorf("llmtest: unknown error kind %q (want one of %s)", s.Error, kindList())
+	}
+	if s.ResetIn < 0 || s.ResetIn > 0 && (s.Error != UsageLimit || s.fault() != HTTPError) {
+		return fmt.Errorf("llmtest: resetIn %v: only a positive reset of an http usage_limit step", s.ResetIn)
 	}
 	if s.Status != 0 && (s.Status < 100 || s.Status > 599) {
 		return fmt.Errorf("llmtest: status %d out of range", s.Status)

@@ -43,12 +43,16 @@ type Policy struct {
 	// stream that cannot be continued is retried as with restart. The
 	// continuation is one more attempt of the same budget.
 	Resume bool
+	// WaitForReset waits out a usage limit's stated reset beyond MaxDelay
+	// when nothing is left to switch to; the zero value never does.
+	WaitForReset WaitForReset
 }
 
 // Default returns the default policy: 3 retries, 2 s base, 60 s cap,
-// no jitter.
+// no jitter, no waiting for a reset (its limits at their defaults).
 func Default() Policy {
-	return Policy{MaxRetries: DefaultMaxRetries, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay}
+	return Policy{MaxRetries: DefaultMaxRetries, BaseDelay: DefaultBaseDelay, MaxDelay: DefaultMaxDelay,
+		WaitForReset: WaitForReset{MaxWait: DefaultMaxWait, Margin: DefaultResetMargin}}
 }
 
 // For returns p whatever the provider: the per-provider policy of a
@@ -123,6 +127,9 @@ type Attempt struct {
 	// Now is the current time, to name the wall-clock time of a reset in
 	// Reason. The zero Now names only durations.
 	Now time.Time
+	// AfterReset reports that this chain already waited for a usage
+	// limit's reset: a second limit is not waited out again.
+	AfterReset bool
 }
 
 // Decision is the policy's answer.
@@ -137,6 +144,9 @@ type Decision struct {
 	// Else is what to do when a Switch finds nothing to switch to: retry
 	// on the same credential and model, or give up. Set only for Switch.
 	Else *Decision
+	// ResetWait reports a Retry that waits out a usage limit's stated
+	// reset (Policy.WaitForReset): a long wait, on the wall clock.
+	ResetWait bool
 }
 
 // Decide applies the policy to one failure. It is pure apart from the
@@ -169,12 +179,16 @@ func (p Policy) Decide(a Attempt) Decision {
 // stay decides without switching; switchFailed says a switch was wanted
 // and found nothing, for the wording.
 func (p Policy) stay(a Attempt, limit time.Duration, switchFailed bool) Decision {
+	if d, ok := p.resetWait(a); ok {
+		return d
+	}
+	a = p.afterReset(a)
 	if a.Hint > limit {
 		return Decision{Action: GiveUp, Reason: tooLong(a.Class, a.Hint, limit, a.Now, switchFailed)}
 	}
 	var d time.Duration
 	switch {
-	case a.Class == UsageLimit && a.Hint > 0:
+	case a.Class == UsageLimit && a.Hint > 0 && !a.AfterReset:
 		// A stated reset within the cap: wait exactly for it.
 		d = a.Hint
 	default:

@@ -162,7 +162,11 @@ func (s *server) handlePi(c Command, sess *session.Session) (r *Response, handle
 	case CmdExportHTML:
 		return resp(s.exportHTML(c, sess))
 	case CmdSwitchSession:
-		return resp(s.replace(c, c.SessionPath, NewSessionResult{}))
+		r := s.replace(c, c.SessionPath, NewSessionResult{})
+		if r.Success {
+			s.resume()
+		}
+		return resp(r)
 	case CmdFork:
 		return resp(s.fork(c, sess))
 	case CmdClone:

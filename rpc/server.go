@@ -42,6 +42,11 @@ type Config struct {
 	// open the new file they wrote). Like NewSession it is called once the
 	// current run has settled. nil refuses the three.
 	OpenSession func(ctx context.Context, path string) (*session.Session, error)
+	// Resume, when set, is called with the first session and each one
+	// switch_session opened, once it is served: the caller resumes what
+	// its file was stopped in, such as a wait for a usage limit's reset,
+	// calling watch first so that what it starts reaches the client.
+	Resume func(ctx context.Context, sess *session.Session, watch func())
 	// Dialogs, when set, is attached to the output: the questions asked
 	// through it (tools.confirm) go to the client as pi's
 	// extension_ui_request, and its extension_ui_response lines answer
@@ -80,6 +85,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 		return errors.New("rpc: serve: no session")
 	}
 	s := newServer(ctx, out, cfg)
+	s.resume()
 	lines := make(chan input, 16)
 	readErr := make(chan error, 1)
 	go func() { readErr <- readLines(s.ctx, in, lines) }()
@@ -200,6 +206,13 @@ func (s *server) watch() (*session.Session, *session.Subscription) {
 		})
 	}
 	return s.sess, s.sub
+}
+
+// resume hands the session served now to Config.Resume.
+func (s *server) resume() {
+	if s.cfg.Resume != nil {
+		s.cfg.Resume(s.ctx, s.session(), func() { s.watch() })
+	}
 }
 
 func (s *server) session() *session.Session {

@@ -175,7 +175,7 @@ var events = [...]Event{
 	MessageStartEvent{}, MessageUpdateEvent{}, MessageEndEvent{}, MessageDiscardedEvent{},
 	ToolExecutionStartEvent{}, ToolExecutionUpdateEvent{}, ToolExecutionEndEvent{},
 	CompactionStartEvent{}, CompactionEndEvent{},
-	AutoRetryStartEvent{}, AutoRetryEndEvent{},
+	AutoRetryStartEvent{}, AutoRetryEndEvent{}, RetryWaitingEvent{}, RetryHeartbeatEvent{},
 	SessionErrorEvent{},
 	StreamResumedEvent{},
 }

@@ -55,7 +55,7 @@ func (r *runState) resume(ctx context.Context, d *llm.Drop) bool {
 		s.mu.Unlock()
 		s.hub.emit(AutoRetryStartEvent{Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: dec.Delay.Milliseconds(),
 			ErrorMessage: msg, ErrorClass: rep.Class, Resume: d.Method})
-		ok := s.wait(ctx, dec.Delay)
+		ok := s.wait(ctx, dec.Delay, false, n)
 		s.endWait()
 		if !ok {
 			// Cancelled: the stream fails with the drop, and the retry

@@ -19,6 +19,9 @@ func (s *Session) run(ctx context.Context, prompt []llm.Message) (err error) {
 	defer func() { endTrace(err) }()
 	s.mu.Lock()
 	s.prompt = prompt
+	if s.attempt == 0 { // a resumed wait for a reset (resume.go) goes on its chain
+		s.resetWaited = false
+	}
 	s.mu.Unlock()
 	if err := s.prepare(ctx, prompt); err != nil {
 		return err
@@ -267,11 +270,12 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 	n := attempt + 1
 	s.mu.Lock()
 	s.attempt = n
+	afterReset := s.resetWaited
 	s.mu.Unlock()
 	pol := s.policy(r.used.Model.Provider)
 	// Output is what someone saw: streamed deltas nobody shows do not count.
 	seen := out.Output && !s.cfg.PartialsHidden
-	d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, CanSwitch: s.cfg.Switcher != nil, Output: seen, Now: s.now()})
+	d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, CanSwitch: s.cfg.Switcher != nil, Output: seen, Now: s.now(), AfterReset: afterReset})
 	switched := ""
 	if d.Action == retry.Switch {
 		if t, ok := s.cfg.Switcher.Switch(ctx, r.used, rep); ok {
@@ -311,13 +315,16 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 	s.retries++
 	s.waiting = &retryWait{attempt: n, max: pol.MaxRetries, until: time.Now().Add(d.Delay), reason: failed.ErrorMessage}
 	s.mu.Unlock()
+	if d.ResetWait { // before auto_retry_start, so a face knows what that one starts
+		s.announceResetWait(n, pol.MaxRetries, d, failed.ErrorMessage)
+	}
 	s.hub.emit(AutoRetryStartEvent{Attempt: n, MaxAttempts: pol.MaxRetries, DelayMs: d.Delay.Milliseconds(),
 		ErrorMessage: failed.ErrorMessage, ErrorClass: rep.Class, SwitchedTo: switched})
 
 	dec := decided(n, rep.Class, d.Reason, "")
 	dec.DelayMs, dec.SwitchedTo = d.Delay.Milliseconds(), switched
 	waited := s.traceWait(n, d.Delay, switched)
-	ok := s.wait(ctx, d.Delay)
+	ok := s.wait(ctx, d.Delay, d.ResetWait, n)
 	waited(ok)
 	s.endWait()
 	if !ok {
@@ -340,8 +347,9 @@ func decided(attempt int, class retry.Class, reason string, end journal.End) *jo
 }
 
 // wait sleeps d unless the retry or the run is cancelled; it reports
-// whether the whole delay passed.
-func (s *Session) wait(ctx context.Context, d time.Duration) bool {
+// whether the whole delay passed. A wait for a reset runs on the wall
+// clock (resetwait.go).
+func (s *Session) wait(ctx context.Context, d time.Duration, reset bool, attempt int) bool {
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	s.mu.Lock()
@@ -356,6 +364,9 @@ func (s *Session) wait(ctx context.Context, d time.Duration) bool {
 		s.retrying, s.stopWait = false, nil
 		s.mu.Unlock()
 	}()
+	if reset {
+		return s.sleepUntilReset(wctx, d, attempt)
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

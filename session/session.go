@@ -107,7 +107,9 @@ type Config struct {
 	Unclassified Unclassified
 	// Log receives every retry decision; nil discards them.
 	Log *slog.Logger
-	// Now returns the current time for retry hints; nil means time.Now.
+	// Now returns the current time for retry hints, and is the wall clock
+	// a wait for a usage limit's reset ends by (resetwait.go); nil means
+	// time.Now.
 	Now func() time.Time
 	// TracerProvider and MeterProvider receive the session's spans and
 	// metrics (docs/telemetry.md); nil for both means none: no
@@ -254,6 +256,8 @@ type Session struct {
 	waiting       *retryWait
 	tool          string
 	retries       int
+	// resetWaited: this chain waited for a usage limit's reset already.
+	resetWaited bool
 	// learned holds the context windows overflow errors stated (or the
 	// Windows store had); scale how far the estimate fell short of a
 	// provider's stated count (1 or more; 0 until an overflow said).

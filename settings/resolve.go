@@ -32,11 +32,22 @@ func (s *Settings) RetryPolicy(provider string) retry.Policy {
 		// stream that failed mid-way is retried.
 		BeforeOutput: r.Streaming == StreamBeforeOutput,
 		Resume:       r.Streaming == StreamResume,
+		WaitForReset: r.WaitForReset.Policy(),
 	}
 	if n := s.Providers[provider].MaxRetries; n != nil {
 		p.MaxRetries = *n
 	}
 	return p
+}
+
+// Policy is the setting as the retry policy reads it: a margin of 0 is
+// none (the policy reads 0 as its default).
+func (w WaitForReset) Policy() retry.WaitForReset {
+	margin := time.Duration(w.MarginMs) * time.Millisecond
+	if w.MarginMs <= 0 {
+		margin = -1
+	}
+	return retry.WaitForReset{Enabled: w.Enabled, MaxWait: time.Duration(w.MaxWaitMs) * time.Millisecond, Margin: margin}
 }
 
 // Timeout is the connect and first-byte timeout.

@@ -18,7 +18,7 @@ func TestRetryPolicy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := retry.Policy{MaxRetries: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 10 * time.Second, Jitter: 0.1}
+	base := retry.Policy{MaxRetries: 4, BaseDelay: 500 * time.Millisecond, MaxDelay: 10 * time.Second, Jitter: 0.1, WaitForReset: retry.Default().WaitForReset}
 	tests := []struct {
 		provider string
 		want     int

@@ -38,6 +38,8 @@ const (
 	DefaultMaxRetries       = retry.DefaultMaxRetries
 	DefaultBaseDelayMs      = int(retry.DefaultBaseDelay / time.Millisecond)
 	DefaultMaxDelayMs       = int(retry.DefaultMaxDelay / time.Millisecond)
+	DefaultMaxWaitMs        = int(retry.DefaultMaxWait / time.Millisecond)
+	DefaultResetMarginMs    = int(retry.DefaultResetMargin / time.Millisecond)
 	DefaultMaxTurns         = agent.DefaultMaxTurns
 	DefaultThresholdPercent = session.DefaultThresholdPercent
 	DefaultKeepRecentTokens = session.DefaultKeepRecentTokens
@@ -172,7 +174,16 @@ type Retry struct {
 	Streaming string  `json:"streaming" jsonschema:"enum=restart,enum=beforeOutput,enum=resume,default=restart" jsonschema_description:"restart: a stream that fails mid-way is retried and its partial output discarded; beforeOutput: retry only if nothing visible was emitted yet; resume: continue a dropped stream where it stopped, on providers with resume set (elsewhere restart)."`
 	// FallbackModels are "provider/model" strings; the model part may itself
 	// contain slashes (openrouter/anthropic/claude-sonnet-4).
-	FallbackModels []string `json:"fallbackModels" jsonschema:"pattern=^[^/]+/.+$" jsonschema_description:"\"provider/model\" list tried in order when a usage limit or a too-long wait cannot be waited out."`
+	FallbackModels []string     `json:"fallbackModels" jsonschema:"pattern=^[^/]+/.+$" jsonschema_description:"\"provider/model\" list tried in order when a usage limit or a too-long wait cannot be waited out."`
+	WaitForReset   WaitForReset `json:"waitForReset" jsonschema_description:"Wait out a usage limit whose stated reset is further than maxDelayMs, when no other credential or fallback model is left (off by default)."`
+}
+
+// WaitForReset is retry.waitForReset (retry.WaitForReset). After Load
+// MaxWaitMs and MarginMs hold their defaults when the file leaves them out.
+type WaitForReset struct {
+	Enabled   bool `json:"enabled" jsonschema:"default=false" jsonschema_description:"true: wait until a stated usage-limit reset plus marginMs, then retry once; a second limit right after it backs off as a transient error."`
+	MaxWaitMs int  `json:"maxWaitMs" jsonschema:"minimum=1,maximum=604800000,default=21600000" jsonschema_description:"Longest stated reset waited out, in milliseconds (6 hours by default); a later reset fails fast naming it."`
+	MarginMs  int  `json:"marginMs" jsonschema:"minimum=0,maximum=3600000,default=5000" jsonschema_description:"Milliseconds added to the stated reset before the retry."`
 }
 
 // Compaction is the compaction group. The zero Compaction is disabled.
@@ -245,6 +256,7 @@ func Default() *Settings {
 			MaxDelayMs:     DefaultMaxDelayMs,
 			Streaming:      StreamRestart,
 			FallbackModels: []string{},
+			WaitForReset:   WaitForReset{MaxWaitMs: DefaultMaxWaitMs, MarginMs: DefaultResetMarginMs},
 		},
 		Compaction: Compaction{
 			Enabled:          true,

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/rally-agent/rally/llmtest"
 )
@@ -44,16 +43,7 @@ func TestInterrupt(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			startUntilCalls(t, cmd, srv, 1)
-			cmd.Process.Signal(tt.sig)
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				t.Fatal("rally did not stop on the signal")
-			}
+			err := signalAndWait(t, cmd, tt.sig)
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) || ee.ExitCode() != tt.code {
 				t.Errorf("exit: %v, want status %d", err, tt.code)

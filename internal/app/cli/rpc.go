@@ -59,6 +59,7 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 		Session:     b.current().sess,
 		NewSession:  b.newSession,
 		OpenSession: b.openSession,
+		Resume:      b.resumeSwitched,
 		Models:      b.models,
 		Connect:     b.connect,
 		Dialogs:     dialogs,

@@ -45,6 +45,8 @@ type runFlags struct {
 	verbose    bool
 	preset     string
 	events     string
+	// waitForReset is --wait-for-reset: "" off, "on", or a duration.
+	waitForReset string
 	// mustResume: --continue's session in use by another rally is an
 	// error, not a reason to start a new one (rally compact).
 	mustResume bool
@@ -79,9 +81,10 @@ func (f *runFlags) register(cmd *cobra.Command) {
 	fl.IntVar(&f.maxTurns, "max-turns", 0, "most model calls one prompt may make (overrides agent.maxTurns)")
 	fl.BoolVar(&f.verbose, "verbose", false, "also log retry decisions to stderr")
 	fl.StringVar(&f.events, "events", "full", "rpc mode: form of message_update, full (the partial message, as pi) or delta (only the delta: output linear in the answer)")
+	f.registerWaitForReset(cmd)
 	f.prompt.register(cmd)
 	f.pi.register(cmd, &f.prompt)
-	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, overflow, midstream-drop, resume, stall)")
+	fl.StringVar(&f.preset, "preset", "", "demo: run against an in-process fake LLM with this fault preset (flaky, overloaded, rate-limited, usage-limit, usage-reset, overflow, midstream-drop, resume, stall)")
 }
 
 // check validates the flags that stand for a setting by that setting's
@@ -182,7 +185,10 @@ func runPrompt(cmd *cobra.Command, s streams, f *runFlags, args []string) (err e
 		out = print.NewText(s.out, s.err, print.Options{Live: printsLive(s), TTY: isTerminal(s.err), Verbose: f.verbose})
 	}
 	unsubscribe := env.sess.Subscribe(out.Event)
-	err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
+	err = resumeWaitPrint(ctx, s, env)
+	if err == nil {
+		err = env.sess.Prompt(ctx, prompt, session.PromptOptions{})
+	}
 	unsubscribe()
 	out.Finish(err)
 	if err == nil {

@@ -45,13 +45,18 @@ type preset struct {
 	// resume makes the demo's provider speak the Responses API in
 	// background mode with retry.streaming "resume", for this run only.
 	resume bool
+	// waitForReset turns retry.waitForReset on, with no margin: the
+	// usage-reset demo's fake lifts its limit at the exact reset it states
+	// (rounded up to the second), so the demo waits just its 10 s.
+	waitForReset bool
 }
 
 // presets holds what the demos change; the others change nothing.
 var presets = map[string]preset{
-	"stall":    {idleTimeoutMs: 2000},
-	"overflow": {window: presetWindow},
-	"resume":   {resume: true},
+	"stall":       {idleTimeoutMs: 2000},
+	"overflow":    {window: presetWindow},
+	"resume":      {resume: true},
+	"usage-reset": {waitForReset: true},
 }
 
 // newRunConfig loads the settings and resolves the run's target for the
@@ -60,6 +65,9 @@ var presets = map[string]preset{
 func newRunConfig(s streams, f *runFlags) (*runConfig, error) {
 	st, err := loadSettings(s)
 	if err != nil {
+		return nil, err
+	}
+	if err := applyWaitForReset(st, f.waitForReset); err != nil {
 		return nil, err
 	}
 	rc := &runConfig{st: st, home: rallyHome(), stop: func() {}, stderr: func(msg string) { fmt.Fprintln(s.err, "rally:", msg) }}
@@ -75,6 +83,9 @@ func newRunConfig(s streams, f *runFlags) (*runConfig, error) {
 			return nil, err
 		}
 		rc.preset, rc.stop = &p, stop
+		if p.waitForReset {
+			st.Retry.WaitForReset.Enabled, st.Retry.WaitForReset.MarginMs = true, 0
+		}
 		o = settings.Overrides{Provider: "fake-llm", Model: "fake-model", API: settings.APIOpenAICompletions, BaseURL: url}
 		if p.resume {
 			o.API = settings.APIOpenAIResponses

@@ -72,6 +72,9 @@ func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
 		FirstPrompt: first,
 		NoColor:     os.Getenv("NO_COLOR") != "",
 	}
+	if w := b.current().interruptedWait(); w != nil {
+		opts.Interrupted = &tui.InterruptedWait{Until: w.Until, Resume: func(ctx context.Context) error { return sess.ResumeWait(ctx, *w) }}
+	}
 	err = tui.Run(ctx, opts, tui.RunOptions{Confirmer: conf, Alerts: alerts})
 	if errors.Is(err, context.Canceled) || errors.Is(err, tui.ErrInterrupted) {
 		return &exitError{130, errors.New("interrupted")}

@@ -30,6 +30,8 @@ type Text struct {
 	// tty: stderr is a terminal, so a retry wait counts down in place.
 	tty  bool
 	wait *countdown // the countdown on screen, if any
+	// reset is the wait for a usage limit's reset going on, if any.
+	reset *resetWait
 	// sum, with --verbose, is the last line's count.
 	sum *summary
 	now func() time.Time
@@ -66,6 +68,9 @@ func (t *Text) Event(e session.Event) {
 	}
 	if t.sum != nil {
 		t.sum.add(e)
+	}
+	if t.resetEvent(e) {
+		return
 	}
 	switch e := e.(type) {
 	case session.MessageUpdateEvent:

@@ -56,6 +56,8 @@ func translate(e session.Event, now time.Time) any {
 			text = resultText(e.Result.Content)
 		}
 		return toolEndMsg{id: e.ToolCallID, name: e.ToolName, result: text, isError: e.IsError}
+	case session.RetryWaitingEvent, session.RetryHeartbeatEvent:
+		return translateWait(e)
 	case session.AutoRetryStartEvent:
 		return retryStartMsg{
 			attempt: e.Attempt, max: e.MaxAttempts,

@@ -30,6 +30,8 @@ type Options struct {
 	Info    Info
 	// FirstPrompt is sent as soon as the UI starts (rally "…").
 	FirstPrompt string
+	// Interrupted, when set, is asked about first (wait.go).
+	Interrupted *InterruptedWait
 	// Context bounds prompts and compactions; nil means Background.
 	Context context.Context
 	// NoColor renders without colour (NO_COLOR).
@@ -70,6 +72,10 @@ type Model struct {
 	tickSeq    int
 	now        time.Time // of the last tick or retry event
 	switchedTo string
+	// resetNext is the retry_waiting of the loader about to start;
+	// resumeAsked: Options.Interrupted was answered.
+	resetNext   *resetWaitMsg
+	resumeAsked bool
 
 	// state is the session's State as last read (readState): the status
 	// line's usage, context size, window and phase come from there, not
@@ -213,6 +219,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case stateMsg:
 		if msg.gen == m.gen && msg.seq > m.applied {
 			m.applied, m.state, m.info.Model = msg.seq, msg.st, msg.st.Model
+			m.followPhase()
 		}
 		return m, nil
 	case modelsMsg:
@@ -264,8 +271,11 @@ func (m *Model) handle(msg any) tea.Cmd {
 		m.tr.add(block{kind: kTool, tool: &toolCall{id: msg.id, name: msg.name, args: msg.args}})
 	case toolEndMsg:
 		m.tr.toolEnd(msg.id, msg.result, msg.isError)
+	case resetWaitMsg:
+		m.resetNext = &msg
 	case retryStartMsg:
 		m.failure = ""
+		m.startLoader(&msg)
 		m.loader = &msg
 		m.now = msg.at
 		if msg.switchedTo == "" {
@@ -516,6 +526,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return m.ctrlCKey(wasCtrlC)
 		}
 		return nil
+	}
+	if m.resumeQuestion() != "" {
+		return m.resumeKey(s)
 	}
 	switch s {
 	case "esc":

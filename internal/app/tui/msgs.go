@@ -81,6 +81,8 @@ type retryStartMsg struct {
 	at, until         time.Time
 	err               string
 	class, switchedTo string
+	// reset: a wait for a usage limit's reset (wait.go).
+	reset bool
 }
 
 type retryEndMsg struct {

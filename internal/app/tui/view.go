@@ -89,6 +89,8 @@ func (m *Model) bottom(w int) string {
 	}
 	if c := m.confirm; c != nil {
 		parts = append(parts, m.st.notice.Render(clipLine(fmt.Sprintf("Run %s %s? [y/n]", c.name, c.args), w)))
+	} else if q := m.resumeQuestion(); q != "" {
+		parts = append(parts, m.st.notice.Render(clipLine(q, w)))
 	} else if m.ctrlC {
 		parts = append(parts, m.st.info.Render("Press ctrl+c again to quit"))
 	}
@@ -109,6 +111,9 @@ func (m *Model) loaderLine(w int) string {
 	l := m.loader
 	if l == nil {
 		return ""
+	}
+	if l.reset {
+		return m.resetLoaderLine(w)
 	}
 	n, left := fmt.Sprintf("%d/%d", l.attempt, l.max), m.secondsLeft()
 	forms := []string{
@@ -171,6 +176,8 @@ func (m *Model) statusLine(w int) string {
 
 func (m *Model) retryState() string {
 	switch l := m.loader; {
+	case l != nil && l.reset:
+		return m.resetState()
 	case l != nil && l.class == "usage_limit" && l.switchedTo == "":
 		return fmt.Sprintf("waiting for a usage-limit reset %d/%d", l.attempt, l.max)
 	case l != nil:

@@ -226,12 +226,16 @@ func drawTimeline(v *sessionView) *timeline {
 	if len(items) == 0 {
 		return tl
 	}
-	spans := make([]span, len(items))
-	for i, it := range items {
-		spans[i] = it.span
+	spans := make([]span, 0, len(items))
+	var long []span // the waits drawn cut (longwait.go)
+	for _, it := range items {
+		spans = append(spans, scaleSpans(it.span, it.wait != nil)...)
+		if compressed(it.span, it.wait != nil) {
+			long = append(long, it.span)
+		}
 	}
 	sc := newScale(spans)
-	tl.Breaks = sc.breaks
+	tl.Breaks = notWaits(sc, long)
 	var under labelRow // the failures' classes and the breaks' idle times
 	for i := range tl.Breaks {
 		b := &tl.Breaks[i]
@@ -251,6 +255,9 @@ func drawTimeline(v *sessionView) *timeline {
 		switch {
 		case it.wait != nil:
 			w := tlWait{X: x0, W: x1 - x0, CSS: "wait", Title: "wait " + dur(it.to.Sub(it.from)) + " before retry " + fmt.Sprint(it.wait.Attempt)}
+			if compressed(it.span, true) {
+				w.Title += " (drawn compressed)"
+			}
 			if it.wait.Estimated {
 				tl.Estimated = true
 				w.CSS += " estimated"

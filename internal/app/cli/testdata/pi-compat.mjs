@@ -5,34 +5,9 @@
 // (baseDelayMs 1, one overloaded call then an answer), and OVER_DIR/OVER_URL
 // (an answer, then an overflow that the provider repeats after compaction).
 // Prints one JSON line of findings; exits non-zero on the first failure.
-import { pathToFileURL } from "node:url";
 import path from "node:path";
 import fs from "node:fs";
-
-const pkg = process.env.PI_CODING_AGENT_DIR;
-const { RpcClient } = await import(pathToFileURL(path.join(pkg, "dist/modes/rpc/rpc-client.js")).href);
-
-function check(cond, what, value) {
-  if (!cond) throw new Error(`${what}: ${JSON.stringify(value)}`);
-}
-
-// next resolves with the first event of one of the types from now on.
-function next(client, types, timeoutMs = 20000) {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { off(); reject(new Error(`no ${types} within ${timeoutMs} ms`)); }, timeoutMs);
-    const off = client.onEvent((e) => {
-      if (types.includes(e.type)) { clearTimeout(timer); off(); resolve(e); }
-    });
-  });
-}
-
-function start(dir, url) {
-  return new RpcClient({
-    cliPath: process.env.SHIM,
-    cwd: dir,
-    args: ["--no-session", "--api", "openai-completions", "--base-url", url, "--model", "fake-model"],
-  });
-}
+import { pkg, check, next, start } from "./pi-helpers.mjs";
 
 const out = {};
 

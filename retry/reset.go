@@ -1,0 +1,78 @@
+package retry
+
+import (
+	"fmt"
+	"time"
+)
+
+// Defaults of the retry.waitForReset settings.
+const (
+	// DefaultMaxWait is the longest reset waited out: a five-hour plan
+	// window with room to spare, never a day.
+	DefaultMaxWait = 6 * time.Hour
+	// DefaultResetMargin is added to a stated reset, since a reset stated
+	// to the minute or by a server whose clock runs behind is not lifted
+	// at its exact instant.
+	DefaultResetMargin = 5 * time.Second
+)
+
+// WaitForReset lets a usage limit with a stated reset be waited out when
+// nothing is left to switch to (the setting retry.waitForReset): beyond
+// MaxDelay, and within it too, so that every such wait is one kind (on
+// the wall clock, with the margin, recorded, resumable). The zero value
+// is off.
+type WaitForReset struct {
+	Enabled bool
+	// MaxWait is the longest stated reset waited out; a later one fails
+	// fast as without the setting. Zero means DefaultMaxWait.
+	MaxWait time.Duration
+	// Margin is added to the reset before the retry. Zero means
+	// DefaultResetMargin; negative means none.
+	Margin time.Duration
+}
+
+func (w WaitForReset) maxWait() time.Duration {
+	if w.MaxWait <= 0 {
+		return DefaultMaxWait
+	}
+	return w.MaxWait
+}
+
+func (w WaitForReset) margin() time.Duration {
+	switch {
+	case w.Margin < 0:
+		return 0
+	case w.Margin == 0:
+		return DefaultResetMargin
+	}
+	return w.Margin
+}
+
+// resetWait is the decision to wait out a usage limit's stated reset, or
+// ok false when the policy does not wait for this one: the setting is
+// off, the failure is no usage limit or states no reset, the reset is
+// further away than MaxWait, or the chain already waited for a reset
+// once (a limit right after it backs off as a transient error would).
+func (p Policy) resetWait(a Attempt) (d Decision, ok bool) {
+	w := p.WaitForReset
+	if !w.Enabled || a.Class != UsageLimit || a.Hint <= 0 || a.AfterReset || a.Hint > w.maxWait() {
+		return Decision{}, false
+	}
+	delay := a.Hint + w.margin()
+	reason := fmt.Sprintf("usage limit: waiting for the reset in %s (retry %d/%d)", roughly(a.Hint), a.N, p.MaxRetries)
+	if !a.Now.IsZero() {
+		reason = fmt.Sprintf("usage limit: waiting for the reset at %s (in %s, retry %d/%d)",
+			wallClock(a.Now, a.Now.Add(a.Hint)), roughly(a.Hint), a.N, p.MaxRetries)
+	}
+	return Decision{Action: Retry, Delay: delay, Reason: reason, ResetWait: true}, true
+}
+
+// afterReset drops the hint of a usage limit right after a waited-out
+// reset when it is above the cap, so the limit backs off within
+// maxDelayMs as a transient failure would until the retries run out.
+func (p Policy) afterReset(a Attempt) Attempt {
+	if a.Class == UsageLimit && a.AfterReset && a.Hint > p.maxDelay() {
+		a.Hint = 0
+	}
+	return a
+}
