@@ -1,0 +1,142 @@
+package session
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session/journal"
+)
+
+// The tests in this file each catch mutants that lived through the rest of
+// the session tests (scripts/mutate.sh): the transcript a summary request
+// carries, at the edges of its per-message cap.
+
+// summaryText compacts hist with an unknown window (one summary request)
+// and returns the transcript that request carried and the request.
+func summaryText(t *testing.T, hist []llm.Message) (string, *llm.Request) {
+	t.Helper()
+	f := &fake{steps: []step{{text: "the summary"}}}
+	s, _, stop := newSession(t, f, Config{Model: llm.Model{ID: "m", Provider: "fake"},
+		Resume: &journal.Loaded{Messages: append(hist, history(4)...)}, Compaction: small})
+	defer stop()
+	if _, err := s.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if f.calls() != 1 {
+		t.Fatalf("%d summary requests with the window unknown, want 1", f.calls())
+	}
+	r := f.request(0)
+	return r.Messages[0].TextOf(), r
+}
+
+func user(text string) llm.Message {
+	return llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(text)}}
+}
+
+func answer(text string) llm.Message {
+	return llm.Message{Role: llm.Assistant, StopReason: llm.Stop, Content: []llm.Content{llm.Text(text)}}
+}
+
+// TestSummaryTranscriptCap: in the transcript sent for a summary, a
+// message whose line fits the 4,000-character cap is sent whole; a longer
+// one keeps its head (40 %) and tail with a marker counting exactly the
+// characters left out, the line within the cap and using nearly all of
+// it. With the window unknown the whole older part goes in one request,
+// whose output budget is the model's default (1,024 tokens).
+func TestSummaryTranscriptCap(t *testing.T) {
+	// "[user]: " and the newline take 9 of the 4,000; the cut keeps 6 more.
+	fits := strings.Repeat("f", perMessage-len("user")-6)
+	over := strings.Repeat("h", 2500) + strings.Repeat("t", 2500)
+	text, req := summaryText(t, []llm.Message{user(fits), answer("a"), user(over), answer("b")})
+	if req.MaxTokens != 1024 {
+		t.Errorf("summary request max tokens %d, want 1024 with no window known", req.MaxTokens)
+	}
+	t.Run("fits", func(t *testing.T) {
+		if !strings.Contains(text, "[user]: "+fits+"\n") {
+			t.Errorf("a message of %d characters, which fits the cap, was not sent whole", len(fits))
+		}
+	})
+	t.Run("cut", func(t *testing.T) {
+		m := regexp.MustCompile(`\[user\]: (h+)\n\[… (\d+) characters cut …\]\n(t+)\n`).FindStringSubmatch(text)
+		if m == nil {
+			t.Fatalf("no head, marker and tail for the long message in:\n%.300s", text)
+		}
+		head, tail := len(m[1]), len(m[3])
+		cut, _ := strconv.Atoi(m[2])
+		if head+cut+tail != len(over) {
+			t.Errorf("head %d + cut %d + tail %d, want %d", head, cut, tail, len(over))
+		}
+		line := len(m[0])
+		if line > perMessage || line < perMessage-40 {
+			t.Errorf("the cut line has %d characters, want at most %d and close to it", line, perMessage)
+		}
+		if pct := head * 100 / (head + tail); pct < 38 || pct > 42 {
+			t.Errorf("the head is %d %% of what is kept, want 40 %%", pct)
+		}
+	})
+}
+
+// TestSummaryTranscriptInvalidUTF8: a long message that is not UTF-8 at
+// its cut points (a binary tool output) is cut without a panic and within
+// the cap; the cut never splits a rune of a valid one.
+func TestSummaryTranscriptInvalidUTF8(t *testing.T) {
+	for _, tt := range []struct{ name, text string }{
+		{"stray bytes", strings.Repeat("\x80", 3000) + "z" + strings.Repeat("\x80", 3000)},
+		{"runes", strings.Repeat("é", 3000)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			text, _ := summaryText(t, []llm.Message{user(tt.text), answer("a")})
+			start := strings.Index(text, "[user]: ")
+			end := strings.Index(text, "\n[assistant]: a\n")
+			if start < 0 || end < start {
+				t.Fatalf("no line for the message in:\n%.300q", text)
+			}
+			if n := end + 1 - start; n > perMessage {
+				t.Errorf("the cut line has %d bytes, want at most %d", n, perMessage)
+			}
+			if utf8.ValidString(tt.text) && !utf8.ValidString(text[start:end]) {
+				t.Errorf("the cut split a rune")
+			}
+		})
+	}
+}
+
+// TestRollingSummaryMargin: with a known window, every summary request of
+// a rolling summary leaves the window's tenth free by the estimate even
+// when each summary so far is as long as the output allows, and every
+// older message reaches one of them (the last piece too).
+func TestRollingSummaryMargin(t *testing.T) {
+	const window = 2000
+	var steps []step
+	for i := range 30 {
+		steps = append(steps, step{text: strings.Repeat("s", 1900) + " summary " + itoa(i+1)})
+	}
+	f := &fake{steps: steps}
+	s, _, stop := newSession(t, f, Config{Model: llm.Model{ID: "m", Provider: "p", ContextWindow: window},
+		Resume: &journal.Loaded{Messages: history(30)}, Compaction: small})
+	defer stop()
+	if _, err := s.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if f.calls() < 3 {
+		t.Fatalf("%d summary requests, want several", f.calls())
+	}
+	all := ""
+	for i := range f.calls() {
+		r := f.request(i)
+		if n := requestTokens(r); n > window*90/100 {
+			t.Errorf("summary request %d needs %d tokens with its output, want at most %d (a tenth of %d free)", i+1, n, window*90/100, window)
+		}
+		all += r.Messages[0].TextOf()
+	}
+	older := 60 - (len(s.Messages()) - 1) // the summary replaced them
+	for i := range older / 2 {
+		if !strings.Contains(all, "question "+llm.Key(i)+"\n") {
+			t.Errorf("older question %d reached no summary request", i)
+		}
+	}
+}
