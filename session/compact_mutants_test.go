@@ -1,10 +1,12 @@
 package session
 
 import (
+	"errors"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"unicode/utf8"
 
 	"github.com/rally-agent/rally/llm"
@@ -18,6 +20,13 @@ import (
 // summaryText compacts hist with an unknown window (one summary request)
 // and returns the transcript that request carried and the request.
 func summaryText(t *testing.T, hist []llm.Message) (string, *llm.Request) {
+	text, r, _ := summaryOf(t, hist)
+	return text, r
+}
+
+// summaryOf is summaryText that also returns how many messages the
+// compacted context kept after its summary.
+func summaryOf(t *testing.T, hist []llm.Message) (string, *llm.Request, int) {
 	t.Helper()
 	f := &fake{steps: []step{{text: "the summary"}}}
 	s, _, stop := newSession(t, f, Config{Model: llm.Model{ID: "m", Provider: "fake"},
@@ -30,7 +39,7 @@ func summaryText(t *testing.T, hist []llm.Message) (string, *llm.Request) {
 		t.Fatalf("%d summary requests with the window unknown, want 1", f.calls())
 	}
 	r := f.request(0)
-	return r.Messages[0].TextOf(), r
+	return r.Messages[0].TextOf(), r, len(s.Messages()) - 1
 }
 
 func user(text string) llm.Message {
@@ -51,9 +60,14 @@ func TestSummaryTranscriptCap(t *testing.T) {
 	// "[user]: " and the newline take 9 of the 4,000; the cut keeps 6 more.
 	fits := strings.Repeat("f", perMessage-len("user")-6)
 	over := strings.Repeat("h", 2500) + strings.Repeat("t", 2500)
-	text, req := summaryText(t, []llm.Message{user(fits), answer("a"), user(over), answer("b")})
+	text, req, kept := summaryOf(t, []llm.Message{user(fits), answer("a"), user(over), answer("b")})
 	if req.MaxTokens != 1024 {
 		t.Errorf("summary request max tokens %d, want 1024 with no window known", req.MaxTokens)
+	}
+	// history(4)'s exchanges are ~130 tokens: keepRecentTokens 250 keeps
+	// one whole (a window of 0 must not cap it to nothing).
+	if kept != 2 {
+		t.Errorf("kept %d messages with the window unknown, want the 2 that fit keepRecentTokens 250", kept)
 	}
 	t.Run("fits", func(t *testing.T) {
 		if !strings.Contains(text, "[user]: "+fits+"\n") {
@@ -139,4 +153,65 @@ func TestRollingSummaryMargin(t *testing.T) {
 			t.Errorf("older question %d reached no summary request", i)
 		}
 	}
+}
+
+// TestCompactionKeep: the recent part kept whole is the longest tail of
+// user and assistant messages within keepRecentTokens, a tail of exactly
+// that many tokens included; when not even the last message fits, it is
+// kept anyway and everything before it is summarised.
+func TestCompactionKeep(t *testing.T) {
+	hist := history(4)
+	lastTwo := llm.MessageTokens(&hist[6]) + llm.MessageTokens(&hist[7])
+	for _, tt := range []struct {
+		name string
+		keep int
+		want int // messages kept after the summary
+	}{
+		{"exact fit", lastTwo, 2},
+		{"one short", lastTwo - 1, 1},
+		{"not even the last", 1, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fake{steps: []step{{text: "the summary"}}}
+			s, _, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(4)}, Compaction: CompactionConfig{KeepRecentTokens: tt.keep}})
+			defer stop()
+			if _, err := s.Compact(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			if got := len(s.Messages()) - 1; got != tt.want {
+				t.Errorf("kept %d messages, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSummaryCallFailures: a refused summary call fails the compaction
+// with an error saying so; a summary call that keeps failing transiently
+// is retried the policy's 3 times (4 calls), not for ever.
+func TestSummaryCallFailures(t *testing.T) {
+	t.Run("refused", func(t *testing.T) {
+		f := &fake{steps: []step{{err: apiErr(401, `{"error":{"message":"invalid api key"}}`)}}}
+		s, _, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
+		defer stop()
+		_, err := s.Compact(t.Context())
+		if err == nil || !strings.HasPrefix(err.Error(), "session: compaction: ") {
+			t.Errorf("err %v, want one starting session: compaction:", err)
+		}
+	})
+	t.Run("always overloaded", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var steps []step
+			for range 10 {
+				steps = append(steps, step{err: overloaded()})
+			}
+			f := &fake{steps: steps}
+			s, _, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(6)}, Compaction: small})
+			defer stop()
+			_, err := s.Compact(t.Context())
+			var api *llm.APIError
+			if !errors.As(err, &api) || f.calls() != 4 {
+				t.Errorf("err %v after %d calls, want the overload after 4", err, f.calls())
+			}
+		})
+	})
 }
