@@ -1,0 +1,80 @@
+package session
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/tool"
+)
+
+// The tests in this file each catch mutants that lived through the rest of
+// the session tests (scripts/mutate.sh): what a client reads back about a
+// session (stats, errors) and context added before a prompt.
+
+// TestStatsAfterToolRun: after a prompt whose answer called a tool, the
+// stats count each kind of message and sum the answers' usage.
+func TestStatsAfterToolRun(t *testing.T) {
+	call := llm.Content{Type: llm.ToolCallType, ID: "call_1", Name: "count", Arguments: []byte(`{}`)}
+	f := &fake{steps: []step{
+		{text: "counting", calls: []llm.Content{call}, usage: &llm.Usage{Input: 100, Output: 7}},
+		{text: "done", usage: &llm.Usage{Input: 120, Output: 3}},
+	}}
+	s, _, stop := newSession(t, f, Config{Tools: []tool.Tool{&counter{}}})
+	defer stop()
+	if err := s.Prompt(t.Context(), "count once", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	st := s.Stats()
+	if st.UserMessages != 1 || st.AssistantMessages != 2 || st.ToolCalls != 1 || st.ToolResults != 1 || st.TotalMessages != 4 {
+		t.Errorf("stats %+v, want 1 user, 2 assistant, 1 tool call, 1 tool result, 4 in all", st)
+	}
+	if st.Tokens.Input != 220 || st.Tokens.Output != 10 {
+		t.Errorf("tokens %+v, want input 220 and output 10", st.Tokens)
+	}
+}
+
+// TestAddContextReachesThePrompt: a message added with AddContext before a
+// prompt is sent with it, before it, once.
+func TestAddContextReachesThePrompt(t *testing.T) {
+	f := &fake{steps: []step{{text: "one"}, {text: "two"}}}
+	s, _, stop := newSession(t, f, Config{})
+	defer stop()
+	s.AddContext(user("the file says hello"))
+	if err := s.Prompt(t.Context(), "what does it say?", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prompt(t.Context(), "and now?", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, m := range f.request(0).Messages {
+		texts = append(texts, m.TextOf())
+	}
+	if got := strings.Join(texts, " | "); got != "the file says hello | what does it say?" {
+		t.Errorf("first request carries %q", got)
+	}
+	if n := strings.Count(allText(f.request(1).Messages), "the file says hello"); n != 1 {
+		t.Errorf("the added context is in the second request %d times, want once", n)
+	}
+}
+
+// TestFirstCallErrorNamesNoRetry: a prompt refused at its first call
+// fails with the provider's error alone, not "retry failed after".
+func TestFirstCallErrorNamesNoRetry(t *testing.T) {
+	f := &fake{steps: []step{{err: apiErr(401, `{"error":{"message":"invalid api key"}}`)}}}
+	s, _, stop := newSession(t, f, Config{})
+	defer stop()
+	err := s.Prompt(t.Context(), "hi", PromptOptions{})
+	if err == nil || strings.Contains(err.Error(), "retry failed") || !strings.Contains(err.Error(), "invalid api key") {
+		t.Errorf("err %v, want the refusal without a retry count", err)
+	}
+}
+
+func allText(ms []llm.Message) string {
+	var b strings.Builder
+	for i := range ms {
+		b.WriteString(ms[i].TextOf() + "\n")
+	}
+	return b.String()
+}
