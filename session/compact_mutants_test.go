@@ -11,6 +11,7 @@ import (
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session/journal"
+	"github.com/rally-agent/rally/tool"
 )
 
 // The tests in this file each catch mutants that lived through the rest of
@@ -214,4 +215,68 @@ func TestSummaryCallFailures(t *testing.T) {
 			}
 		})
 	})
+}
+
+// TestThresholdEdges: compaction after a run starts only when the last
+// answer's context (input plus cache reads and writes) passes the
+// threshold of a known window, not at it, and never with the window
+// unknown.
+func TestThresholdEdges(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		window  int
+		usage   llm.Usage
+		compact bool
+	}{
+		{"at the threshold", 1000, llm.Usage{Input: 850}, false},
+		{"past it", 1000, llm.Usage{Input: 851}, true},
+		{"cache reads count", 1000, llm.Usage{Input: 100, CacheRead: 800}, true},
+		{"cache writes count", 1000, llm.Usage{Input: 100, CacheWrite: 800}, true},
+		{"window unknown", 0, llm.Usage{Input: 900000}, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &fake{steps: []step{{text: "answer", usage: &tt.usage}, {text: "the summary"}}}
+			s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(2)}, Compaction: small,
+				Model: llm.Model{ID: "m", Provider: "p", ContextWindow: tt.window}})
+			if err := s.Prompt(t.Context(), "next", PromptOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			stop()
+			if got := len(of[CompactionStartEvent](rec)) > 0; got != tt.compact {
+				t.Errorf("compacted %v after usage %+v in a window of %d, want %v", got, tt.usage, tt.window, tt.compact)
+			}
+		})
+	}
+}
+
+// TestToolLoopWindowUnknown: with the window unknown a tool loop never
+// pauses to compact.
+func TestToolLoopWindowUnknown(t *testing.T) {
+	call := llm.Content{Type: llm.ToolCallType, ID: "call_1", Name: "count", Arguments: []byte(`{}`)}
+	f := &fake{steps: []step{{text: "let me count", calls: []llm.Content{call}, usage: &llm.Usage{Input: 1800}}, {text: "counted"}}}
+	s, rec, stop := newSession(t, f, Config{Model: llm.Model{ID: "m", Provider: "p"},
+		Tools: []tool.Tool{&counter{}}, Resume: &journal.Loaded{Messages: history(2)}})
+	if err := s.Prompt(t.Context(), "count", PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if n := len(of[CompactionStartEvent](rec)); n != 0 || f.calls() != 2 {
+		t.Errorf("%d compactions in %d calls, want none in 2", n, f.calls())
+	}
+}
+
+// TestOverflowWithAutoCompactionOff: an overflow with auto-compaction off
+// fails the prompt with no compaction_end (none started); a retry that
+// failed before anything streamed discards no message.
+func TestOverflowWithAutoCompactionOff(t *testing.T) {
+	f := &fake{steps: []step{{err: overflowErr()}}}
+	s, rec, stop := newSession(t, f, Config{Resume: &journal.Loaded{Messages: history(2)}})
+	s.SetAutoCompactionEnabled(false)
+	if err := s.Prompt(t.Context(), "next", PromptOptions{}); err == nil {
+		t.Fatal("the overflow did not fail the prompt")
+	}
+	stop()
+	if n := len(of[CompactionEndEvent](rec)); n != 0 {
+		t.Errorf("%d compaction_end with auto-compaction off, want none", n)
+	}
 }

@@ -3,8 +3,10 @@ package session
 import (
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/tool"
 )
 
@@ -77,4 +79,31 @@ func allText(ms []llm.Message) string {
 		b.WriteString(ms[i].TextOf() + "\n")
 	}
 	return b.String()
+}
+
+// TestRetryBeforeAnyTextDiscardsNothing: a call refused before anything
+// streamed leaves no message to discard: its retry emits no
+// message_discarded.
+func TestRetryBeforeAnyTextDiscardsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fake{steps: []step{{err: overloaded()}, {text: "fine"}}}
+		s, rec, stop := newSession(t, f, Config{})
+		if err := s.Prompt(t.Context(), "hi", PromptOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		stop()
+		if n := len(of[MessageDiscardedEvent](rec)); n != 0 || f.calls() != 2 {
+			t.Errorf("%d message_discarded in %d calls, want none in 2", n, f.calls())
+		}
+	})
+}
+
+// TestStateLoadWarnings: the warnings of loading a resumed session file
+// are in the session's state.
+func TestStateLoadWarnings(t *testing.T) {
+	s, _, stop := newSession(t, &fake{}, Config{Resume: &journal.Loaded{Messages: history(1), Warnings: []string{"line 3: not JSON"}}})
+	defer stop()
+	if got := s.State().LoadWarnings; len(got) != 1 || got[0] != "line 3: not JSON" {
+		t.Errorf("load warnings %q", got)
+	}
 }
