@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/fleet/redistest"
 	"github.com/rally-agent/rally/llm"
@@ -202,4 +203,18 @@ func ms(t *testing.T, s string) int64 {
 		t.Fatalf("retry-after-ms %q: %v", s, err)
 	}
 	return n
+}
+
+// TestBlockWithNowhereToKeepIt: a mark with no local store fails when
+// Redis cannot take it, since no one took it. Bug caught: the Redis error
+// dropped, so the caller believes the credential is marked.
+func TestBlockWithNowhereToKeepIt(t *testing.T) {
+	rs := redistest.Start(t)
+	f := open(t, rs.URL, nil)
+	rs.Stop()
+	marks := &fleet.Marks{Fleet: f}
+	m := auth.Mark{Provider: "acme", ID: "a", Key: auth.Fingerprint(key1), Until: time.Now().Add(time.Hour)}
+	if err := marks.Block(t.Context(), m); err == nil {
+		t.Error("block with redis down and no local store: no error, want one")
+	}
 }
