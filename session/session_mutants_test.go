@@ -107,3 +107,20 @@ func TestStateLoadWarnings(t *testing.T) {
 		t.Errorf("load warnings %q", got)
 	}
 }
+
+// TestContextTokensSkipZeroUsage: an answer that reported a usage of all
+// zeros measures nothing; the context's size comes from the answer
+// before it that did count.
+func TestContextTokensSkipZeroUsage(t *testing.T) {
+	counted := answer("counted")
+	counted.Timestamp, counted.Usage = 2, &llm.Usage{Input: 1000, Output: 20}
+	zero := answer("zero")
+	zero.Timestamp, zero.Usage = 4, &llm.Usage{}
+	first, second := user("one"), user("two")
+	first.Timestamp, second.Timestamp = 1, 3
+	s, _, stop := newSession(t, &fake{}, Config{Resume: &journal.Loaded{Messages: []llm.Message{first, counted, second, zero}}})
+	defer stop()
+	if got := s.Stats().ContextTokens; got < 1020 {
+		t.Errorf("context tokens %d, want the 1,020 the earlier answer counted plus what followed", got)
+	}
+}
