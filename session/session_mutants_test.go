@@ -1,11 +1,14 @@
 package session
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"testing/synctest"
 
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/tool"
 )
@@ -122,5 +125,36 @@ func TestContextTokensSkipZeroUsage(t *testing.T) {
 	defer stop()
 	if got := s.Stats().ContextTokens; got < 1020 {
 		t.Errorf("context tokens %d, want the 1,020 the earlier answer counted plus what followed", got)
+	}
+}
+
+// unclassifiedLog records what a session hands to Config.Unclassified.
+type unclassifiedLog struct{ statuses []int }
+
+func (u *unclassifiedLog) Record(_ context.Context, f retry.Failure, _ retry.Report) error {
+	u.statuses = append(u.statuses, f.Status)
+	return nil
+}
+
+// TestOnlyUnclassifiedFailuresKept: a failure only the fallback could
+// judge is handed to Config.Unclassified; one a rule knows is not.
+func TestOnlyUnclassifiedFailuresKept(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+		kept bool
+	}{
+		{"known", apiErr(401, `{"error":{"message":"invalid api key"}}`), false},
+		{"unknown", errors.New("the flux capacitor broke"), true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u := &unclassifiedLog{}
+			s, _, stop := newSession(t, &fake{steps: []step{{err: tt.err}}}, Config{Unclassified: u})
+			defer stop()
+			s.Prompt(t.Context(), "hi", PromptOptions{})
+			if kept := len(u.statuses) > 0; kept != tt.kept {
+				t.Errorf("kept %v (%v), want %v", kept, u.statuses, tt.kept)
+			}
+		})
 	}
 }
