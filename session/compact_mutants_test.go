@@ -280,3 +280,22 @@ func TestOverflowWithAutoCompactionOff(t *testing.T) {
 		t.Errorf("%d compaction_end with auto-compaction off, want none", n)
 	}
 }
+
+// TestPromptCountsBeforeTheCall: before a call, the prompt about to be
+// sent counts with the context (no answer has counted either): a context
+// below the threshold that the prompt takes past it is compacted first.
+func TestPromptCountsBeforeTheCall(t *testing.T) {
+	f := &fake{steps: []step{{text: "the summary"}, {text: "answer"}}}
+	hist := history(6)
+	window := llm.EstimateTokens(hist) * 100 / 80 // the context alone is 80 %
+	s, rec, stop := newSession(t, f, Config{Model: llm.Model{ID: "m", Provider: "p", ContextWindow: window},
+		Resume: &journal.Loaded{Messages: hist}, Compaction: small})
+	prompt := strings.Repeat("word ", window/5) // a quarter of the window
+	if err := s.Prompt(t.Context(), prompt, PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if n := len(of[CompactionStartEvent](rec)); n != 1 || f.request(0).System != summaryPrompt {
+		t.Errorf("%d compactions, first call %q; want the context compacted before the prompt is sent", n, f.request(0).System)
+	}
+}
