@@ -299,3 +299,23 @@ func TestPromptCountsBeforeTheCall(t *testing.T) {
 		t.Errorf("%d compactions, first call %q; want the context compacted before the prompt is sent", n, f.request(0).System)
 	}
 }
+
+// TestPromptCountsAfterTheCountedAnswer: when the last answer's usage
+// counted the context, the prompt about to be sent is added to that
+// count: 700 counted and a prompt of 250 pass the 85 % threshold of a
+// 1,000-token window, so the context is compacted first.
+func TestPromptCountsAfterTheCountedAnswer(t *testing.T) {
+	f := &fake{steps: []step{{text: "the summary"}, {text: "answer"}}}
+	counted := answer("counted")
+	counted.Usage = &llm.Usage{Input: 690, Output: 10}
+	hist := append(history(2), user("more"), counted)
+	s, rec, stop := newSession(t, f, Config{Model: llm.Model{ID: "m", Provider: "p", ContextWindow: 1000},
+		Resume: &journal.Loaded{Messages: hist}, Compaction: small})
+	if err := s.Prompt(t.Context(), strings.Repeat("word ", 200), PromptOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	if n := len(of[CompactionStartEvent](rec)); n != 1 || f.request(0).System != summaryPrompt {
+		t.Errorf("%d compactions, first call %q; want the context compacted before the prompt is sent", n, f.request(0).System)
+	}
+}
