@@ -269,7 +269,9 @@ func TestBreaker(t *testing.T) {
 	var mu sync.Mutex
 	var reasons []string
 	for i := range gates {
-		gates[i] = gate(open(t, rs.URL, nil), fake, key1)
+		// steady: a 200 ms Redis call on a loaded machine would put a
+		// gate in local mode, where no breaker holds it back.
+		gates[i] = gate(steady(t, rs.URL), fake, key1)
 		gates[i].Breaker = br
 		gates[i].OnWait = func(w fleet.Wait) { mu.Lock(); reasons = append(reasons, w.Reason); mu.Unlock() }
 	}
