@@ -74,21 +74,7 @@ func TestCancelledBudgetWaitGivesBack(t *testing.T) {
 // request probe at once. Bug caught: the probe not released, so every
 // agent waits out the 30 s probe lease of a request that left.
 func TestCancelledProbeLetsAnotherProbe(t *testing.T) {
-	rs := redistest.Start(t)
-	fake := llmtest.NewServer(t, llmtest.Step{Text: "ok"})
-	f := steady(t, rs.URL)
-	g := gate(f, fake, key1)
-	g.Budget = fleet.Budget{Requests: 10, Window: 100 * time.Second}
-	if err := ask(t.Context(), g); err != nil { // takes the burst
-		t.Fatal(err)
-	}
-	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
-	defer rdb.Close()
-	// The breaker opened long ago: the next request is its probe.
-	if err := rdb.HSet(t.Context(), "rally:breaker:acme:m", "open", 1, "fails", 3).Err(); err != nil {
-		t.Fatal(err)
-	}
-	g.Breaker = fleet.Breaker{Failures: 3, Window: time.Minute, Open: time.Minute}
+	g := probeDue(t, 0)
 	for i := range 2 {
 		if w := firstWait(t, g); w.Reason != fleet.WaitBudget {
 			t.Fatalf("request %d waits %+v, want the budget (it holds the probe)", i+1, w)
@@ -175,12 +161,25 @@ func TestTooLongBudgetWaitGivesBack(t *testing.T) {
 // probe: the next request meets the budget, not another agent's probe.
 // Bug caught: the probe kept for its 30 s lease by a request that left.
 func TestTooLongProbeReleased(t *testing.T) {
+	g := probeDue(t, 5*time.Second)
+	for i := range 2 {
+		if ae, w := tooLong(t, g); ae == nil || ae.StatusCode != 429 || w.Reason != "" {
+			t.Fatalf("request %d: error %v after wait %+v, want the budget's 429 at once", i+1, ae, w)
+		}
+	}
+}
+
+// probeDue is a gate (with maxWait) whose budget is spent, its burst
+// taken, and whose breaker opened long ago, so its next request becomes
+// the breaker's probe and then waits for the budget (11 s).
+func probeDue(t *testing.T, maxWait time.Duration) *fleet.Gate {
+	t.Helper()
 	rs := redistest.Start(t)
 	fake := llmtest.NewServer(t, llmtest.Step{Text: "ok"})
 	g := gate(steady(t, rs.URL), fake, key1)
 	g.Budget = fleet.Budget{Requests: 10, Window: 100 * time.Second}
-	g.MaxWait = 5 * time.Second
-	if err := ask(t.Context(), g); err != nil {
+	g.MaxWait = maxWait
+	if err := ask(t.Context(), g); err != nil { // takes the burst
 		t.Fatal(err)
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
@@ -189,11 +188,7 @@ func TestTooLongProbeReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Breaker = fleet.Breaker{Failures: 3, Window: time.Minute, Open: time.Minute}
-	for i := range 2 {
-		if ae, w := tooLong(t, g); ae == nil || ae.StatusCode != 429 || w.Reason != "" {
-			t.Fatalf("request %d: error %v after wait %+v, want the budget's 429 at once", i+1, ae, w)
-		}
-	}
+	return g
 }
 
 func ms(t *testing.T, s string) int64 {
