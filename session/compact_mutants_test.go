@@ -101,7 +101,8 @@ func TestSummaryTranscriptCap(t *testing.T) {
 func TestSummaryTranscriptInvalidUTF8(t *testing.T) {
 	for _, tt := range []struct{ name, text string }{
 		{"stray bytes", strings.Repeat("\x80", 3000) + "z" + strings.Repeat("\x80", 3000)},
-		{"runes", strings.Repeat("é", 3000)},
+		{"two-byte runes", strings.Repeat("é", 3000)},
+		{"three-byte runes", strings.Repeat("€", 3000)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			text, _ := summaryText(t, []llm.Message{user(tt.text), answer("a")})
