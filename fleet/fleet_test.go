@@ -190,12 +190,13 @@ func TestCooldownWaitIsCancellable(t *testing.T) {
 
 func TestBudget(t *testing.T) {
 	rs := redistest.Start(t)
+	watch := rs.Watch()
 	fake := llmtest.NewServer(t, llmtest.Step{Text: "ok"})
 	// 10 requests per 2 s window (scaled down from a minute), 2 clients of
-	// 8 workers, 32 requests: at least 3 s of waiting. The fake LLM counts
-	// arrivals, which trail the gate's grants by scheduling delay; the
-	// window is long enough that the delay on this 2-core machine under
-	// -race (tens of ms) stays well inside the bucket's spare tenth.
+	// 8 workers, 32 requests: at least 3 s of waiting. The window is
+	// counted over the grants on Redis's clock, not over the fake LLM's
+	// arrivals, which trail them by however loaded the machine is; each
+	// arrival is then checked to come after its grant.
 	budget := fleet.Budget{Requests: 10, Window: 2 * time.Second}
 	var (
 		wg    sync.WaitGroup
@@ -235,8 +236,15 @@ func TestBudget(t *testing.T) {
 	if len(reqs) != 32 {
 		t.Fatalf("%d requests, want 32", len(reqs))
 	}
-	if most := redistest.Busiest(times(reqs), budget.Window); most > budget.Requests {
-		t.Errorf("%d requests within one %s window, want at most %d", most, budget.Window, budget.Requests)
+	grants := watch.BudgetGrants(budget.Requests, budget.Window)
+	if len(grants) != 32 {
+		t.Fatalf("%d budget grants in redis, want 32", len(grants))
+	}
+	if most := redistest.Busiest(grants, budget.Window); most > budget.Requests {
+		t.Errorf("%d requests granted within one %s window, want at most %d", most, budget.Window, budget.Requests)
+	}
+	if k := redistest.Early(times(reqs), grants, time.Millisecond); k >= 0 {
+		t.Errorf("request %d reached the LLM before its grant", k)
 	}
 	if waits == 0 {
 		t.Error("no request waited for the budget")
@@ -261,7 +269,9 @@ func TestBreaker(t *testing.T) {
 	var mu sync.Mutex
 	var reasons []string
 	for i := range gates {
-		gates[i] = gate(open(t, rs.URL, nil), fake, key1)
+		// steady: a 200 ms Redis call on a loaded machine would put a
+		// gate in local mode, where no breaker holds it back.
+		gates[i] = gate(steady(t, rs.URL), fake, key1)
 		gates[i].Breaker = br
 		gates[i].OnWait = func(w fleet.Wait) { mu.Lock(); reasons = append(reasons, w.Reason); mu.Unlock() }
 	}

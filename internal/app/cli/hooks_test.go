@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -121,18 +122,37 @@ func TestHookReceivesTheEventLine(t *testing.T) {
 	}
 }
 
-// TestHangingHookDoesNotDelayTheRun: a hook that sleeps 10 s on
-// auto_retry_start is still running when the retried prompt has settled,
-// and is killed at its timeout, which is when rally exits. The answer is
-// 1500 deltas, more than a session buffers for one subscriber, so a
-// runner that waited for its hook would stall the stream itself.
+// TestHangingHookDoesNotDelayTheRun: a hook that sleeps 5 times its
+// timeout on auto_retry_start is still running when the retried prompt
+// has settled, and is killed at its timeout, which is when rally exits.
+// The answer is 1500 deltas, more than a session buffers for one
+// subscriber, so a runner that waited for its hook would stall the stream
+// itself. The timeout starts at 2 s; a machine too loaded to settle the
+// prompt within it cannot tell, so the run is repeated with the timeout
+// doubled (up to 16 s) rather than failing on the machine's speed.
 func TestHangingHookDoesNotDelayTheRun(t *testing.T) {
+	for timeout := 2 * time.Second; ; timeout *= 2 {
+		if hangingHookRun(t, timeout) || t.Failed() {
+			return
+		}
+		if timeout >= 16*time.Second {
+			t.Fatalf("the prompt never settled within the hook's timeout (up to %s)", timeout)
+		}
+		t.Logf("the prompt took longer than the hook's %s timeout; again with %s", timeout, 2*timeout)
+	}
+}
+
+// hangingHookRun is one run of TestHangingHookDoesNotDelayTheRun; it
+// reports false, checking nothing more, when the hook's timeout came
+// before the prompt settled.
+func hangingHookRun(t *testing.T, timeout time.Duration) bool {
 	home := isolate(t)
-	slow, dir := hookScript(t, `echo $$ > "$D/pid"; sleep 10`)
+	sleep := 5 * timeout
+	slow, dir := hookScript(t, fmt.Sprintf(`echo $$ > "$D/pid"; sleep %g`, sleep.Seconds()))
 	projectSettings(t, obj{
 		"retry":        obj{"baseDelayMs": 1},
 		"hooksGraceMs": 60000,
-		"hooks":        []obj{{"on": []string{"auto_retry_start"}, "command": []string{slow}, "timeoutMs": 2000}},
+		"hooks":        []obj{{"on": []string{"auto_retry_start"}, "command": []string{slow}, "timeoutMs": timeout.Milliseconds()}},
 	})
 	srv := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded}, llmtest.Step{Text: strings.Repeat("fine ", 1500)})
 	pr, pw := io.Pipe()
@@ -149,28 +169,38 @@ func TestHangingHookDoesNotDelayTheRun(t *testing.T) {
 	}
 	// The prompt has settled: its retry and answer did not wait for the hook.
 	pid := proctest.Pid(t, filepath.Join(dir, "pid"))
-	if !proctest.Alive(pid) {
+	alive, timedOut := proctest.Alive(pid), strings.Contains(readLog(home), "killed at its timeout")
+	// The hook started after begin, so its timeout cannot have come
+	// before this point unless a whole timeout has passed since begin.
+	tooSlow := time.Since(begin) >= timeout
+	io.Copy(io.Discard, pr)
+	code := <-done
+	if tooSlow {
+		return false
+	}
+	if !alive {
 		t.Fatal("the hook was no longer running when the prompt settled")
 	}
-	if strings.Contains(readLog(home), "killed at its timeout") {
+	if timedOut {
 		t.Fatal("the hook's timeout came before the prompt settled")
 	}
-	io.Copy(io.Discard, pr)
-	if code := <-done; code != 0 {
+	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	if took := time.Since(begin); took >= 10*time.Second {
-		t.Errorf("rally took %v: the hook was not killed at its 2s timeout", took)
+	if took := time.Since(begin); took >= sleep {
+		t.Errorf("rally took %v: the hook was not killed at its %s timeout", took, timeout)
 	}
 	if proctest.Alive(pid) {
 		t.Error("the hook outlived its timeout")
 	}
-	if !strings.Contains(readLog(home), "killed at its timeout (2s)") || !strings.Contains(errOut.String(), "on auto_retry_start: killed at its timeout (2s)") {
+	killed := fmt.Sprintf("killed at its timeout (%s)", timeout)
+	if !strings.Contains(readLog(home), killed) || !strings.Contains(errOut.String(), "on auto_retry_start: "+killed) {
 		t.Errorf("log:\n%s\nstderr:\n%s", readLog(home), errOut.String())
 	}
 	if n := len(srv.Requests()); n != 2 {
 		t.Errorf("%d requests, want 2", n)
 	}
+	return true
 }
 
 // TestFailingHookNeverFailsThePrompt: a hook that exits 1 is logged and
