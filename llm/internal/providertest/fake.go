@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -159,6 +160,12 @@ func (c *Client) FakePresets(t *testing.T) {
 				t.Fatal(err)
 			}
 			p, srv := c.Fake(t, script...)
+			// The server's clock moves an hour after each failed attempt,
+			// as the session's wait would: a preset whose limit lifts at
+			// a stated reset (usage-reset) lifts on the next attempt.
+			var mu sync.Mutex
+			clock := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+			srv.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return clock }
 			var m *llm.Message
 			for attempt := 1; attempt <= len(script); attempt++ {
 				req := Ask(c.Model, "hi")
@@ -173,6 +180,9 @@ func (c *Client) FakePresets(t *testing.T) {
 				if attempt == len(script) {
 					t.Fatalf("attempt %d: %v", attempt, err)
 				}
+				mu.Lock()
+				clock = clock.Add(time.Hour)
+				mu.Unlock()
 			}
 			if m == nil || m.StopReason != llm.Stop || m.TextOf() == "" {
 				t.Fatalf("final message %+v", m)
