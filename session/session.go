@@ -271,8 +271,14 @@ type Session struct {
 	ctrace *compactionTrace
 }
 
-// New returns a session.
-func New(cfg Config) (*Session, error) {
+// New returns a session; it is NewContext with context.Background().
+func New(cfg Config) (*Session, error) { return NewContext(context.Background(), cfg) }
+
+// NewContext returns a session. ctx bounds what building it waits for,
+// the learned context window read from Config.Windows (Redis, for a
+// fleet): a signal during start-up ends that read at once instead of
+// after its own timeout. ctx is not kept.
+func NewContext(ctx context.Context, cfg Config) (*Session, error) {
 	if cfg.Provider == nil {
 		return nil, errors.New("session: no provider")
 	}
@@ -285,7 +291,7 @@ func New(cfg Config) (*Session, error) {
 		copy(s.ids, r.IDs)
 	}
 	// What other processes learned shows in State from the start.
-	s.loadWindow(context.Background())
+	s.loadWindow(ctx)
 	return s, nil
 }
 

@@ -342,7 +342,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 		env.close()
 		return nil, err
 	}
-	sess, err := session.New(cfg)
+	sess, err := session.NewContext(ctx, cfg)
 	if err != nil {
 		env.close()
 		return nil, err
