@@ -42,15 +42,10 @@ func play(t *testing.T, s *llmtest.Server, api llmtest.API, stallAfter int) (sta
 }
 
 func TestPresets(t *testing.T) {
-	overloaded := map[llmtest.API]string{
-		llmtest.OpenAICompletions:  "http 503",
-		llmtest.OpenAIResponses:    "http 503",
-		llmtest.AnthropicMessages:  "http 529",
-		llmtest.GoogleGenerativeAI: "http 503",
-	}
+	overloaded := func(a llmtest.API) string { return "http " + itoa(formats[a].overloaded) }
 	cases := map[string]func(api llmtest.API) []string{
 		"flaky":          func(llmtest.API) []string { return []string{"http 503", "ok"} },
-		"overloaded":     func(a llmtest.API) []string { return []string{overloaded[a], overloaded[a], "ok"} },
+		"overloaded":     func(a llmtest.API) []string { return []string{overloaded(a), overloaded(a), "ok"} },
 		"rate-limited":   func(llmtest.API) []string { return []string{"http 429", "ok"} },
 		"usage-limit":    func(llmtest.API) []string { return []string{"http 429", "ok"} },
 		"usage-reset":    nil, // held for 10 s: TestUsageResetPreset drives its clock
