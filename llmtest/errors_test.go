@@ -63,7 +63,7 @@ func TestBuiltinErrors(t *testing.T) {
 
 func checkErrorShape(t *testing.T, api llmtest.API, status int, body []byte) {
 	t.Helper()
-	if !formats[api].errorShape(decode(t, string(body)), status) {
+	if !formatOf(t, api).errorShape(decode(t, string(body)), status) {
 		t.Errorf("%s error shape: %s", api, body)
 	}
 }

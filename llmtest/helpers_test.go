@@ -155,7 +155,7 @@ func str(m any, path ...any) string {
 // assemble reads api's stream the way a client would.
 func assemble(t *testing.T, api llmtest.API, evs []event) result {
 	t.Helper()
-	return formats[api].assemble(t, evs)
+	return formatOf(t, api).assemble(t, evs)
 }
 
 // outcomes waits for n finished requests reported through OnRequest, and

@@ -86,7 +86,7 @@ func TestWholeResponse(t *testing.T) {
 					if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
 						t.Fatalf("request %d: not one JSON body: %v", i+1, err)
 					}
-					if got := formats[api].readPlain(v); got != want {
+					if got := formatOf(t, api).readPlain(v); got != want {
 						t.Errorf("request %d: got %+v, want %+v", i+1, got, want)
 					}
 				}
@@ -208,7 +208,7 @@ func TestModels(t *testing.T) {
 
 func TestMalformedBody(t *testing.T) {
 	for _, api := range llmtest.APIs() {
-		f := formats[api]
+		f := formatOf(t, api)
 		for _, body := range []string{`{"model": "m", "messages": [`, ``, `["not", "an", "object"]`} {
 			t.Run(string(api)+"/"+body, func(t *testing.T) {
 				s := llmtest.NewServer(t, llmtest.Step{Text: "the first step"})

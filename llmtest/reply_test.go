@@ -49,7 +49,7 @@ func TestReplyEveryAPI(t *testing.T) {
 			if r.text != step.Text || r.thinking != step.Thinking {
 				t.Errorf("text %q thinking %q", r.text, r.thinking)
 			}
-			f := formats[api]
+			f := formatOf(t, api)
 			if !r.terminal || r.stop != f.toolStop {
 				t.Errorf("terminal %v stop %q, want %q", r.terminal, r.stop, f.toolStop)
 			}

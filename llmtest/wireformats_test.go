@@ -101,6 +101,17 @@ var formats = map[llmtest.API]format{
 	},
 }
 
+// formatOf is api's entry, for a test that would otherwise call a missing
+// decoder.
+func formatOf(t *testing.T, api llmtest.API) format {
+	t.Helper()
+	f, ok := formats[api]
+	if !ok {
+		t.Fatalf("no entry for %s in formats (wireformats_test.go)", api)
+	}
+	return f
+}
+
 // TestEveryServedFormatIsKnown: every format the Server speaks has its
 // entry here, complete, and the table names no format the Server lacks,
 // so a new format fails here by name instead of deep inside another test.
