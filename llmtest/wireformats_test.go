@@ -185,15 +185,23 @@ func assembleChat(t *testing.T, evs []event) result {
 	return r
 }
 
+// typed decodes a named event of a format whose data repeats the name as
+// its "type", as Responses and Anthropic do.
+func typed(t *testing.T, ev event) map[string]any {
+	t.Helper()
+	m := decode(t, ev.data)
+	if str(m, "type") != ev.name {
+		t.Errorf("event %q carries type %q", ev.name, str(m, "type"))
+	}
+	return m
+}
+
 func assembleResponses(t *testing.T, evs []event) result {
 	t.Helper()
 	var r result
 	byItem := map[string]int{}
 	for _, ev := range evs {
-		m := decode(t, ev.data)
-		if str(m, "type") != ev.name {
-			t.Errorf("event %q carries type %q", ev.name, str(m, "type"))
-		}
+		m := typed(t, ev)
 		switch ev.name {
 		case "response.output_text.delta":
 			r.text += str(m, "delta")
@@ -225,10 +233,7 @@ func assembleAnthropic(t *testing.T, evs []event) result {
 	var r result
 	byIndex := map[float64]int{}
 	for _, ev := range evs {
-		m := decode(t, ev.data)
-		if str(m, "type") != ev.name {
-			t.Errorf("event %q carries type %q", ev.name, str(m, "type"))
-		}
+		m := typed(t, ev)
 		switch ev.name {
 		case "message_start":
 			r.usage, _ = get(m, "message", "usage").(map[string]any)
