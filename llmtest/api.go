@@ -91,6 +91,12 @@ type wire interface {
 	// whole is the answer of a request that asked for no stream: one
 	// JSON body holding what reply streams.
 	whole(r *reply) []byte
+	// apiError is the provider's own error for kind (errors.go); cred is
+	// the redacted credential, for an auth error that echoes it.
+	apiError(kind ErrorKind, r *reply, cred string) errSpec
+	// malformed is the provider's 400 for a body that is not a JSON
+	// object, why says what is wrong with it.
+	malformed(why error) errSpec
 }
 
 func (a API) wire() wire {

@@ -1,6 +1,6 @@
 // Package llmtest is a fake LLM provider for tests, in the spirit of
-// net/http/httptest: an http.Handler that speaks four real streaming wire
-// formats and fails on cue.
+// net/http/httptest: an http.Handler that speaks rally's real streaming
+// wire formats (APIs lists them) and fails on cue.
 //
 //	srv := llmtest.NewServer(t,
 //		llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.Overloaded},

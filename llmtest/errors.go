@@ -49,21 +49,26 @@ func kindFor(status int) ErrorKind {
 }
 
 func builtin(api API, kind ErrorKind, r *reply, cred string) errSpec {
-	var e errSpec
-	switch api {
-	case AnthropicMessages:
-		e = anthropicError(kind, r)
-	case GoogleGenerativeAI:
-		e = geminiError(kind, r)
-	default:
-		e = openaiError(api, kind, r, cred)
-	}
+	e := api.wire().apiError(kind, r, cred)
 	e.kind = kind
 	if e.header == nil {
 		e.header = http.Header{}
 	}
 	return e
 }
+
+// Each writer answers with its provider's errors; the two OpenAI APIs
+// share theirs and differ in a few.
+func (chatWire) apiError(k ErrorKind, r *reply, cred string) errSpec {
+	return openaiError(OpenAICompletions, k, r, cred)
+}
+
+func (responsesWire) apiError(k ErrorKind, r *reply, cred string) errSpec {
+	return openaiError(OpenAIResponses, k, r, cred)
+}
+
+func (anthropicWire) apiError(k ErrorKind, r *reply, _ string) errSpec { return anthropicError(k, r) }
+func (geminiWire) apiError(k ErrorKind, r *reply, _ string) errSpec    { return geminiError(k, r) }
 
 func openaiError(api API, kind ErrorKind, r *reply, cred string) errSpec {
 	const limits = " Visit https://platform.openai.com/account/rate-limits to learn more."

@@ -12,13 +12,6 @@ import (
 	"github.com/rally-agent/rally/retry"
 )
 
-var provider = map[llmtest.API]string{
-	llmtest.OpenAICompletions:  "openai",
-	llmtest.OpenAIResponses:    "openai",
-	llmtest.AnthropicMessages:  "anthropic",
-	llmtest.GoogleGenerativeAI: "gemini",
-}
-
 // TestBuiltinErrors checks every built-in error body against its
 // provider's shape and against rally's classifier, so that the fake fails
 // the way the real provider does.
@@ -52,7 +45,7 @@ func TestBuiltinErrors(t *testing.T) {
 					t.Fatalf("status %d content-type %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 				}
 				checkErrorShape(t, api, resp.StatusCode, body)
-				f := retry.Failure{Provider: provider[api], Status: resp.StatusCode, Header: resp.Header, Body: string(body)}
+				f := retry.Failure{Provider: formats[api].provider, Status: resp.StatusCode, Header: resp.Header, Body: string(body)}
 				v := retry.Classify(f)
 				w := want[kind]
 				if v.Class != w.class {
@@ -70,20 +63,8 @@ func TestBuiltinErrors(t *testing.T) {
 
 func checkErrorShape(t *testing.T, api llmtest.API, status int, body []byte) {
 	t.Helper()
-	m := decode(t, string(body))
-	switch api {
-	case llmtest.AnthropicMessages:
-		if str(m, "type") != "error" || str(m, "error", "type") == "" || str(m, "error", "message") == "" || str(m, "request_id") == "" {
-			t.Errorf("anthropic error shape: %s", body)
-		}
-	case llmtest.GoogleGenerativeAI:
-		if get(m, "error", "code") != float64(status) || str(m, "error", "status") == "" || str(m, "error", "message") == "" {
-			t.Errorf("gemini error shape: %s", body)
-		}
-	default:
-		if str(m, "error", "message") == "" || str(m, "error", "type") == "" {
-			t.Errorf("openai error shape: %s", body)
-		}
+	if !formatOf(t, api).errorShape(decode(t, string(body)), status) {
+		t.Errorf("%s error shape: %s", api, body)
 	}
 }
 

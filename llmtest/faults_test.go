@@ -133,12 +133,6 @@ func TestDelayEndsWhenClientLeaves(t *testing.T) {
 }
 
 func TestErrorEventInStream(t *testing.T) {
-	want := map[llmtest.API]string{
-		llmtest.OpenAICompletions:  "server_error",
-		llmtest.OpenAIResponses:    "server_error",
-		llmtest.AnthropicMessages:  "overloaded_error",
-		llmtest.GoogleGenerativeAI: "UNAVAILABLE",
-	}
 	for _, api := range llmtest.APIs() {
 		t.Run(string(api), func(t *testing.T) {
 			s, done := started(t, llmtest.Step{Fault: llmtest.ErrorEvent, After: 2, Text: "one two three"})
@@ -151,19 +145,11 @@ func TestErrorEventInStream(t *testing.T) {
 				t.Fatalf("the stream should end cleanly after the error event: %v", err)
 			}
 			r := assemble(t, api, evs)
-			if r.text != "one two" || r.errType != want[api] || r.terminal {
+			if r.text != "one two" || r.errType != formats[api].streamError || r.terminal {
 				t.Errorf("text %q error %q terminal %v", r.text, r.errType, r.terminal)
 			}
-			last := evs[len(evs)-1]
-			switch api {
-			case llmtest.AnthropicMessages:
-				if last.name != "error" {
-					t.Errorf("last event %q", last.name)
-				}
-			case llmtest.OpenAIResponses:
-				if last.name != "response.failed" || evs[len(evs)-2].name != "error" || str(decode(t, last.data), "response", "status") != "failed" {
-					t.Errorf("last events %v", evs[len(evs)-2:])
-				}
+			if end := formats[api].errorEnd; end != nil {
+				end(t, evs)
 			}
 			if got := outcomes(t, done, 1); got[0] != "error event after 2" {
 				t.Errorf("outcome %q", got[0])

@@ -127,19 +127,26 @@ func malformed(body []byte) error {
 	return nil
 }
 
+func (chatWire) malformed(error) errSpec      { return openaiMalformed() }
+func (responsesWire) malformed(error) errSpec { return openaiMalformed() }
+
+func openaiMalformed() errSpec {
+	return errSpec{status: 400, typ: "invalid_request_error",
+		message: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"}
+}
+
+func (anthropicWire) malformed(why error) errSpec {
+	return errSpec{status: 400, typ: "invalid_request_error", message: "There was an error parsing the body of your request: " + why.Error()}
+}
+
+func (geminiWire) malformed(why error) errSpec {
+	return errSpec{status: 400, typ: "INVALID_ARGUMENT", message: "Invalid JSON payload received. " + why.Error()}
+}
+
 // badBody answers a malformed body with 400 in the API's shape, as the
 // providers do, without taking a script step: the script is for requests.
 func (x *exchange) badBody(why error) {
-	var e errSpec
-	switch x.api {
-	case AnthropicMessages:
-		e = errSpec{status: 400, typ: "invalid_request_error", message: "There was an error parsing the body of your request: " + why.Error()}
-	case GoogleGenerativeAI:
-		e = errSpec{status: 400, typ: "INVALID_ARGUMENT", message: "Invalid JSON payload received. " + why.Error()}
-	default:
-		e = errSpec{status: 400, typ: "invalid_request_error",
-			message: "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"}
-	}
+	e := x.api.wire().malformed(why)
 	body := x.api.wire().errorBody(e, x.rp)
 	h := x.w.Header()
 	x.api.wire().header(h, x.rp, false)

@@ -17,8 +17,8 @@ import (
 // "stream" field (the providers' default is false) or Gemini's
 // :generateContent.
 func plainPath(api llmtest.API) string {
-	if api == llmtest.GoogleGenerativeAI {
-		return "/v1beta/models/gemini-test:generateContent"
+	if p := formats[api].plainPath; p != "" {
+		return p
 	}
 	return pathFor(api)
 }
@@ -62,59 +62,7 @@ type plainAnswer struct {
 	output                 float64
 }
 
-func readPlain(t *testing.T, api llmtest.API, v any) plainAnswer {
-	t.Helper()
-	var a plainAnswer
-	str := func(x any) string { s, _ := x.(string); return s }
-	num := func(x any) float64 { f, _ := x.(float64); return f }
-	switch api {
-	case llmtest.OpenAICompletions:
-		msg := at(v, "choices", 0, "message")
-		a.text = str(at(msg, "content"))
-		a.tool, a.args = str(at(msg, "tool_calls", 0, "function", "name")), str(at(msg, "tool_calls", 0, "function", "arguments"))
-		a.stop, a.output = str(at(v, "choices", 0, "finish_reason")), num(at(v, "usage", "completion_tokens"))
-	case llmtest.OpenAIResponses:
-		for _, it := range at(v, "output").([]any) {
-			switch at(it, "type") {
-			case "message":
-				a.text = str(at(it, "content", 0, "text"))
-			case "function_call":
-				a.tool, a.args = str(at(it, "name")), str(at(it, "arguments"))
-			}
-		}
-		a.stop, a.output = str(at(v, "status")), num(at(v, "usage", "output_tokens"))
-	case llmtest.AnthropicMessages:
-		for _, b := range at(v, "content").([]any) {
-			switch at(b, "type") {
-			case "text":
-				a.text = str(at(b, "text"))
-			case "tool_use":
-				in, _ := json.Marshal(at(b, "input"))
-				a.tool, a.args = str(at(b, "name")), string(in)
-			}
-		}
-		a.stop, a.output = str(at(v, "stop_reason")), num(at(v, "usage", "output_tokens"))
-	case llmtest.GoogleGenerativeAI:
-		for _, p := range at(v, "candidates", 0, "content", "parts").([]any) {
-			if c := at(p, "functionCall"); c != nil {
-				in, _ := json.Marshal(at(c, "args"))
-				a.tool, a.args = str(at(c, "name")), string(in)
-			} else {
-				a.text += str(at(p, "text"))
-			}
-		}
-		a.stop, a.output = str(at(v, "candidates", 0, "finishReason")), num(at(v, "usageMetadata", "candidatesTokenCount"))
-	}
-	return a
-}
-
 func TestWholeResponse(t *testing.T) {
-	stops := map[llmtest.API][2]string{ // plain, with a tool call
-		llmtest.OpenAICompletions:  {"stop", "tool_calls"},
-		llmtest.OpenAIResponses:    {"completed", "completed"},
-		llmtest.AnthropicMessages:  {"end_turn", "tool_use"},
-		llmtest.GoogleGenerativeAI: {"STOP", "STOP"},
-	}
 	for _, api := range llmtest.APIs() {
 		for _, stream := range []string{`"stream":false`, `"x":1`} {
 			t.Run(string(api)+"/"+stream, func(t *testing.T) {
@@ -123,8 +71,8 @@ func TestWholeResponse(t *testing.T) {
 					llmtest.Step{Text: "Looking.", ToolCalls: []llmtest.ToolCall{{Name: "read", Arguments: `{"path":"a.go"}`}}},
 				)
 				for i, want := range []plainAnswer{
-					{text: "Hello there, friend.", stop: stops[api][0], output: 3},
-					{text: "Looking.", tool: "read", args: `{"path":"a.go"}`, stop: stops[api][1], output: 4},
+					{text: "Hello there, friend.", stop: formats[api].stop, output: 3},
+					{text: "Looking.", tool: "read", args: `{"path":"a.go"}`, stop: formats[api].toolStop, output: 4},
 				} {
 					resp, err := postJSON(t, context.Background(), s.URL+plainPath(api), plainBody(api, stream))
 					if err != nil {
@@ -138,7 +86,7 @@ func TestWholeResponse(t *testing.T) {
 					if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
 						t.Fatalf("request %d: not one JSON body: %v", i+1, err)
 					}
-					if got := readPlain(t, api, v); got != want {
+					if got := formatOf(t, api).readPlain(v); got != want {
 						t.Errorf("request %d: got %+v, want %+v", i+1, got, want)
 					}
 				}
@@ -153,7 +101,6 @@ func TestWholeResponse(t *testing.T) {
 // Faults keep their meaning without a stream: an in-stream error becomes
 // the HTTP error, a drop cuts the body, a stall sends no header.
 func TestWholeResponseFaults(t *testing.T) {
-	status := map[llmtest.API]int{llmtest.AnthropicMessages: 529}
 	for _, api := range llmtest.APIs() {
 		t.Run(string(api), func(t *testing.T) {
 			s := llmtest.NewServer(t,
@@ -166,10 +113,7 @@ func TestWholeResponseFaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := status[api]
-			if want == 0 {
-				want = 503
-			}
+			want := formats[api].overloaded
 			var e map[string]any
 			if err := json.NewDecoder(resp.Body).Decode(&e); resp.StatusCode != want || err != nil || e["error"] == nil {
 				t.Errorf("error event: %d (want %d), %v, %v", resp.StatusCode, want, e, err)
@@ -263,21 +207,12 @@ func TestModels(t *testing.T) {
 }
 
 func TestMalformedBody(t *testing.T) {
-	tests := []struct {
-		api  llmtest.API
-		get  []any
-		want any
-	}{
-		{llmtest.OpenAICompletions, []any{"error", "type"}, "invalid_request_error"},
-		{llmtest.OpenAIResponses, []any{"error", "type"}, "invalid_request_error"},
-		{llmtest.AnthropicMessages, []any{"error", "type"}, "invalid_request_error"},
-		{llmtest.GoogleGenerativeAI, []any{"error", "status"}, "INVALID_ARGUMENT"},
-	}
-	for _, tt := range tests {
+	for _, api := range llmtest.APIs() {
+		f := formatOf(t, api)
 		for _, body := range []string{`{"model": "m", "messages": [`, ``, `["not", "an", "object"]`} {
-			t.Run(string(tt.api)+"/"+body, func(t *testing.T) {
+			t.Run(string(api)+"/"+body, func(t *testing.T) {
 				s := llmtest.NewServer(t, llmtest.Step{Text: "the first step"})
-				resp, err := postJSON(t, context.Background(), s.URL+pathFor(tt.api), body)
+				resp, err := postJSON(t, context.Background(), s.URL+pathFor(api), body)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -286,14 +221,14 @@ func TestMalformedBody(t *testing.T) {
 				if err := json.NewDecoder(resp.Body).Decode(&v); err != nil || resp.StatusCode != 400 {
 					t.Fatalf("%d %v", resp.StatusCode, err)
 				}
-				if got := at(v, tt.get...); got != tt.want {
-					t.Errorf("%v = %v, want %v", tt.get, got, tt.want)
+				if got := at(v, f.malformed...); got != f.malformedType {
+					t.Errorf("%v = %v, want %v", f.malformed, got, f.malformedType)
 				}
 				if r := s.Requests()[0]; r.Step != 0 || r.Outcome != "http 400 malformed body" {
 					t.Errorf("recorded %+v", r)
 				}
-				evs, err := readAll(mustPost(t, s.URL, tt.api).Body)
-				if r := assemble(t, tt.api, evs); err != nil || r.text != "the first step" {
+				evs, err := readAll(mustPost(t, s.URL, api).Body)
+				if r := assemble(t, api, evs); err != nil || r.text != "the first step" {
 					t.Errorf("the next request did not get the first step: %q %v", r.text, err)
 				}
 			})

@@ -3,8 +3,11 @@ package llmtest_test
 import (
 	"context"
 	"io"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/rally-agent/rally/llmtest"
 )
@@ -42,15 +45,10 @@ func play(t *testing.T, s *llmtest.Server, api llmtest.API, stallAfter int) (sta
 }
 
 func TestPresets(t *testing.T) {
-	overloaded := map[llmtest.API]string{
-		llmtest.OpenAICompletions:  "http 503",
-		llmtest.OpenAIResponses:    "http 503",
-		llmtest.AnthropicMessages:  "http 529",
-		llmtest.GoogleGenerativeAI: "http 503",
-	}
+	overloaded := func(a llmtest.API) string { return "http " + itoa(formats[a].overloaded) }
 	cases := map[string]func(api llmtest.API) []string{
 		"flaky":          func(llmtest.API) []string { return []string{"http 503", "ok"} },
-		"overloaded":     func(a llmtest.API) []string { return []string{overloaded[a], overloaded[a], "ok"} },
+		"overloaded":     func(a llmtest.API) []string { return []string{overloaded(a), overloaded(a), "ok"} },
 		"rate-limited":   func(llmtest.API) []string { return []string{"http 429", "ok"} },
 		"usage-limit":    func(llmtest.API) []string { return []string{"http 429", "ok"} },
 		"usage-reset":    nil, // held for 10 s: TestUsageResetPreset drives its clock
@@ -119,5 +117,40 @@ func TestRateLimitedPresetSaysRetryAfter(t *testing.T) {
 		if resp := mustPost(t, s.URL, api); resp.Header.Get("Retry-After") != "1" {
 			t.Errorf("%s: retry-after %q", api, resp.Header.Get("Retry-After"))
 		}
+	}
+}
+
+// TestUsageResetPreset: the usage-reset preset holds its limit for
+// UsageResetDemo on every API, then answers.
+func TestUsageResetPreset(t *testing.T) {
+	for _, api := range llmtest.APIs() {
+		t.Run(string(api), func(t *testing.T) {
+			script, err := llmtest.Preset("usage-reset")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mu sync.Mutex
+			now := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+			srv := llmtest.New(script...)
+			srv.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			ts := httptest.NewServer(srv)
+			defer ts.Close()
+			for i, step := range []struct {
+				after  time.Duration
+				status int
+			}{{0, 429}, {llmtest.UsageResetDemo - time.Second, 429}, {time.Second, 200}} {
+				mu.Lock()
+				now = now.Add(step.after)
+				mu.Unlock()
+				res, err := postJSON(t, context.Background(), ts.URL+plainPath(api), plainBody(api, `"stream":false`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				if res.StatusCode != step.status {
+					t.Errorf("request %d: status %d, want %d", i+1, res.StatusCode, step.status)
+				}
+			}
+		})
 	}
 }

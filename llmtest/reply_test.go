@@ -30,20 +30,6 @@ func TestReplyEveryAPI(t *testing.T) {
 		ToolCalls: []llmtest.ToolCall{{Name: "read", Arguments: `{"path":"a.go","limit":10}`}, {Name: "bash", Arguments: `{"command":"ls"}`, Chunks: 2}},
 		Usage:     &llmtest.Usage{Input: 100, Output: 20, CacheRead: 30, CacheWrite: 5},
 	}
-	wantStop := map[llmtest.API]string{
-		llmtest.OpenAICompletions:  "tool_calls",
-		llmtest.OpenAIResponses:    "completed",
-		llmtest.AnthropicMessages:  "tool_use",
-		llmtest.GoogleGenerativeAI: "STOP",
-	}
-	// The prompt total each provider reports: OpenAI and Gemini count
-	// cached tokens inside it, Anthropic apart.
-	wantInput := map[llmtest.API][2]string{
-		llmtest.OpenAICompletions:  {"prompt_tokens", "130"},
-		llmtest.OpenAIResponses:    {"input_tokens", "130"},
-		llmtest.AnthropicMessages:  {"input_tokens", "100"},
-		llmtest.GoogleGenerativeAI: {"promptTokenCount", "130"},
-	}
 	for _, api := range llmtest.APIs() {
 		t.Run(string(api), func(t *testing.T) {
 			s := llmtest.NewServer(t, step)
@@ -63,8 +49,9 @@ func TestReplyEveryAPI(t *testing.T) {
 			if r.text != step.Text || r.thinking != step.Thinking {
 				t.Errorf("text %q thinking %q", r.text, r.thinking)
 			}
-			if !r.terminal || r.stop != wantStop[api] {
-				t.Errorf("terminal %v stop %q, want %q", r.terminal, r.stop, wantStop[api])
+			f := formatOf(t, api)
+			if !r.terminal || r.stop != f.toolStop {
+				t.Errorf("terminal %v stop %q, want %q", r.terminal, r.stop, f.toolStop)
 			}
 			if len(r.tools) != 2 {
 				t.Fatalf("tools %+v", r.tools)
@@ -73,69 +60,18 @@ func TestReplyEveryAPI(t *testing.T) {
 				if tc.name != step.ToolCalls[i].Name || !sameJSON(t, tc.args, step.ToolCalls[i].Arguments) {
 					t.Errorf("tool %d: %+v", i, tc)
 				}
-				if api != llmtest.GoogleGenerativeAI && tc.id == "" {
+				if !f.noToolIDs && tc.id == "" {
 					t.Errorf("tool %d has no id", i)
 				}
 			}
-			k := wantInput[api]
-			if got, _ := json.Marshal(r.usage[k[0]]); string(got) != k[1] {
-				t.Errorf("usage %s = %s, want %s (usage %v)", k[0], got, k[1], r.usage)
+			if got, _ := json.Marshal(r.usage[f.inputKey]); string(got) != f.inputTotal {
+				t.Errorf("usage %s = %s, want %s (usage %v)", f.inputKey, got, f.inputTotal, r.usage)
 			}
 			if strings.Contains(string(raw), `\u003c`) || strings.Contains(string(raw), `\u0026`) {
 				t.Error("text was HTML-escaped; providers send it as is")
 			}
-			checkFraming(t, api, raw)
+			f.framing(t, string(raw))
 		})
-	}
-}
-
-// checkFraming checks each format's own framing habits.
-func checkFraming(t *testing.T, api llmtest.API, raw []byte) {
-	t.Helper()
-	s := string(raw)
-	switch api {
-	case llmtest.OpenAICompletions:
-		if !strings.HasSuffix(s, "data: [DONE]\n\n") || strings.Contains(s, "event:") {
-			t.Errorf("chat framing:\n%s", s)
-		}
-		if !strings.Contains(s, `"choices":[],"usage":{`) {
-			t.Error("no usage chunk with empty choices despite include_usage")
-		}
-	case llmtest.OpenAIResponses:
-		evs, _ := readAll(strings.NewReader(s))
-		for i, ev := range evs {
-			if n := get(decode(t, ev.data), "sequence_number"); n != float64(i) {
-				t.Fatalf("event %d (%s) has sequence_number %v", i, ev.name, n)
-			}
-		}
-		if evs[0].name != "response.created" || strings.Contains(s, "[DONE]") {
-			t.Errorf("responses framing:\n%s", s)
-		}
-		if !strings.Contains(s, `"call_id":"call_`) || !strings.Contains(s, `"id":"fc_`) {
-			t.Error("function call item id and call_id should differ, as at OpenAI")
-		}
-	case llmtest.AnthropicMessages:
-		evs, _ := readAll(strings.NewReader(s))
-		names := []string{}
-		for _, ev := range evs {
-			names = append(names, ev.name)
-		}
-		j := strings.Join(names, ",")
-		if !strings.HasPrefix(j, "message_start,content_block_start,ping,content_block_delta") || !strings.HasSuffix(j, "message_delta,message_stop") {
-			t.Errorf("anthropic event order: %s", j)
-		}
-		for _, want := range []string{`"type":"signature_delta"`, `"partial_json":""`, `"type":"thinking_delta"`} {
-			if !strings.Contains(s, want) {
-				t.Errorf("no %s", want)
-			}
-		}
-	case llmtest.GoogleGenerativeAI:
-		if strings.Count(s, "\r\n\r\n") != strings.Count(s, "data: ") || strings.Contains(s, "event:") || strings.Contains(s, "[DONE]") {
-			t.Errorf("gemini framing (CRLF, data only):\n%q", s)
-		}
-		if !strings.Contains(s, `"thought":true`) || !strings.Contains(s, `"args":{"path":"a.go","limit":10}`) {
-			t.Errorf("gemini parts:\n%s", s)
-		}
 	}
 }
 
@@ -158,12 +94,6 @@ func TestDefaultReplyAndChunks(t *testing.T) {
 }
 
 func TestStopReasons(t *testing.T) {
-	want := map[llmtest.API]string{
-		llmtest.OpenAICompletions:  "length",
-		llmtest.OpenAIResponses:    "incomplete",
-		llmtest.AnthropicMessages:  "max_tokens",
-		llmtest.GoogleGenerativeAI: "MAX_TOKENS",
-	}
 	for _, api := range llmtest.APIs() {
 		// Only reasoning and a length stop: every token went to thinking.
 		s := llmtest.NewServer(t, llmtest.Step{Thinking: "thinking hard", Stop: "length"})
@@ -171,7 +101,7 @@ func TestStopReasons(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r := assemble(t, api, evs); r.stop != want[api] || r.text != "" || r.thinking != "thinking hard" {
+		if r := assemble(t, api, evs); r.stop != formats[api].lengthStop || r.text != "" || r.thinking != "thinking hard" {
 			t.Errorf("%s: stop %q text %q thinking %q", api, r.stop, r.text, r.thinking)
 		}
 	}
