@@ -17,10 +17,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite schema.json from the Go types")
 
-// schemaFiles are the schema as the package embeds it and as editors and
-// the web console find it at the repository root. The root one is a
-// symbolic link to the embedded one (go:embed takes no links), so a change
-// rewrites one file; reading both checks that the link still resolves.
+// schemaFiles are the committed copies: the one embedded in the package and
+// the one at the repository root for editors and the web console.
 var schemaFiles = []string{"schema.json", filepath.Join("..", "schema.json")}
 
 // generateSchema reflects the settings types into a JSON Schema. It lives
