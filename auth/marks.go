@@ -33,6 +33,12 @@ type Mark struct {
 	Key string `json:"key,omitempty"`
 	// Until is when the block ends by itself.
 	Until time.Time `json:"blockedUntil"`
+	// Reset is when the provider said the limit resets: on this limit,
+	// or, for a limit that said nothing, on an earlier one of the same
+	// credential whose reset had not come yet (carried over). Unlike
+	// Until it is never a guess (DefaultBlock); zero when the provider
+	// never said. Rotation.LearnedReset reads it.
+	Reset time.Time `json:"resetAt,omitzero"`
 	// Reason is the provider's error, redacted and short.
 	Reason string `json:"reason,omitempty"`
 }

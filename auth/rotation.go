@@ -170,15 +170,18 @@ func (r *Rotation) toFallback(ctx context.Context, from issued) (llm.Target, boo
 
 // block marks the failed call's credential in the store and locally.
 func (r *Rotation) block(ctx context.Context, from issued, failure retry.Report, creds []Credential) {
-	hint := failure.Hint
+	now := r.now()
+	hint, reset := failure.Hint, now.Add(failure.Hint)
 	if hint <= 0 {
-		hint = DefaultBlock
+		// Said nothing: block for DefaultBlock, and keep what an earlier
+		// limit said, which a mark with a later end would otherwise drop.
+		hint, reset = DefaultBlock, r.learnedReset(ctx, from)
 	}
 	secrets := []string{from.cred.Key}
 	for _, c := range creds {
 		secrets = append(secrets, c.Key)
 	}
-	m := Mark{Provider: from.provider, ID: from.cred.ID, Key: Fingerprint(from.cred.Key), Until: r.now().Add(hint), Reason: redact.Line(failure.Message, secrets...)}
+	m := Mark{Provider: from.provider, ID: from.cred.ID, Key: Fingerprint(from.cred.Key), Until: now.Add(hint), Reset: reset, Reason: redact.Line(failure.Message, secrets...)}
 	r.local = append(r.local, m)
 	if r.cfg.Marks == nil {
 		return

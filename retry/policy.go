@@ -130,6 +130,13 @@ type Attempt struct {
 	// AfterReset reports that this chain already waited for a usage
 	// limit's reset: a second limit is not waited out again.
 	AfterReset bool
+	// Learned is how long until the reset that an earlier usage limit of
+	// the same credential stated, when that reset is still ahead (the
+	// caller reads it from the credential's marks; 0 for none). It stands
+	// in for the reset of a usage limit that states none, to wait it out
+	// under WaitForReset only: a stated Hint always wins, and without
+	// WaitForReset such a limit backs off as before.
+	Learned time.Duration
 }
 
 // Decision is the policy's answer.

@@ -50,19 +50,30 @@ func (w WaitForReset) margin() time.Duration {
 
 // resetWait is the decision to wait out a usage limit's stated reset, or
 // ok false when the policy does not wait for this one: the setting is
-// off, the failure is no usage limit or states no reset, the reset is
-// further away than MaxWait, or the chain already waited for a reset
-// once (a limit right after it backs off as a transient error would).
+// off, the failure is no usage limit or states no reset (nor did an
+// earlier one, Attempt.Learned), the reset is further away than MaxWait,
+// or the chain already waited for a reset once (a limit right after it
+// backs off as a transient error would).
+//
+// A learned reset is the one honest inference rally makes for a limit
+// that states none: the provider itself named that reset for this
+// credential on an earlier limit, and it has not come yet. No period is
+// extrapolated from past resets, since plan windows start at the first
+// request after a reset, not on a fixed grid.
 func (p Policy) resetWait(a Attempt) (d Decision, ok bool) {
 	w := p.WaitForReset
-	if !w.Enabled || a.Class != UsageLimit || a.Hint <= 0 || a.AfterReset || a.Hint > w.maxWait() {
+	in, learned := a.Hint, ""
+	if in <= 0 && a.Learned > 0 {
+		in, learned = a.Learned, ", as an earlier limit stated"
+	}
+	if !w.Enabled || a.Class != UsageLimit || in <= 0 || a.AfterReset || in > w.maxWait() {
 		return Decision{}, false
 	}
-	delay := a.Hint + w.margin()
-	reason := fmt.Sprintf("usage limit: waiting for the reset in %s (retry %d/%d)", roughly(a.Hint), a.N, p.MaxRetries)
+	delay := in + w.margin()
+	reason := fmt.Sprintf("usage limit: waiting for the reset in %s%s (retry %d/%d)", roughly(in), learned, a.N, p.MaxRetries)
 	if !a.Now.IsZero() {
-		reason = fmt.Sprintf("usage limit: waiting for the reset at %s (in %s, retry %d/%d)",
-			wallClock(a.Now, a.Now.Add(a.Hint)), roughly(a.Hint), a.N, p.MaxRetries)
+		reason = fmt.Sprintf("usage limit: waiting for the reset at %s (in %s%s, retry %d/%d)",
+			wallClock(a.Now, a.Now.Add(in)), roughly(in), learned, a.N, p.MaxRetries)
 	}
 	return Decision{Action: Retry, Delay: delay, Reason: reason, ResetWait: true}, true
 }

@@ -1,7 +1,6 @@
 package retry
 
 import (
-	"strings"
 	"testing"
 	"time"
 )
@@ -12,15 +11,7 @@ func TestDecideWaitForReset(t *testing.T) {
 	noMargin := on
 	noMargin.WaitForReset.Margin = -1
 	now := time.Date(2026, 12, 2, 12, 47, 0, 0, time.UTC)
-	tests := []struct {
-		name       string
-		p          Policy
-		a          Attempt
-		action     Action
-		delay      time.Duration
-		reset      bool
-		reasonPart string
-	}{
+	tests := []decideCase{
 		{"off fails fast", Default(), Attempt{Class: UsageLimit, N: 1, Hint: 2 * time.Hour, Now: now}, GiveUp, 0, false, "longer than maxDelayMs"},
 		{"stated reset waited out with margin", on, Attempt{Class: UsageLimit, N: 1, Hint: 2*time.Hour + 13*time.Minute, Now: now}, Retry, 2*time.Hour + 13*time.Minute + 30*time.Second, true, "waiting for the reset at 15:00 (in 2h13m, retry 1/3)"},
 		{"negative margin adds none", noMargin, Attempt{Class: UsageLimit, N: 1, Hint: time.Hour}, Retry, time.Hour, true, "waiting for the reset in 1h"},
@@ -37,20 +28,5 @@ func TestDecideWaitForReset(t *testing.T) {
 		{"second limit after reset exhausts", on, Attempt{Class: UsageLimit, N: 4, Hint: 5 * time.Hour, AfterReset: true}, GiveUp, 0, false, "gave up after 3 retries"},
 		{"disabled retry never waits", Policy{Disabled: true, MaxRetries: 3, WaitForReset: WaitForReset{Enabled: true}}, Attempt{Class: UsageLimit, N: 1, Hint: time.Hour}, GiveUp, 0, false, "disabled"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			d := tt.p.Decide(tt.a)
-			if d.Action == Switch {
-				if d.Else == nil || !d.Else.ResetWait {
-					t.Errorf("a switch with nowhere to go should wait for the reset, Else = %+v", d.Else)
-				}
-			}
-			if d.Action != tt.action || d.Delay != tt.delay || d.ResetWait != tt.reset {
-				t.Errorf("Decide = %v after %v reset %v (%q), want %v after %v reset %v", d.Action, d.Delay, d.ResetWait, d.Reason, tt.action, tt.delay, tt.reset)
-			}
-			if !strings.Contains(d.Reason, tt.reasonPart) {
-				t.Errorf("reason %q lacks %q", d.Reason, tt.reasonPart)
-			}
-		})
-	}
+	checkDecisions(t, tests)
 }

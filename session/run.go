@@ -275,7 +275,8 @@ func (s *Session) retry(ctx context.Context, r *runState, failed *llm.Message, a
 	pol := s.policy(r.used.Model.Provider)
 	// Output is what someone saw: streamed deltas nobody shows do not count.
 	seen := out.Output && !s.cfg.PartialsHidden
-	d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, CanSwitch: s.cfg.Switcher != nil, Output: seen, Now: s.now(), AfterReset: afterReset})
+	d := pol.Decide(retry.Attempt{Class: rep.Class, N: n, Hint: rep.Hint, CanSwitch: s.cfg.Switcher != nil, Output: seen, Now: s.now(), AfterReset: afterReset,
+		Learned: s.learnedReset(ctx, pol, r.used, rep)})
 	switched := ""
 	if d.Action == retry.Switch {
 		if t, ok := s.cfg.Switcher.Switch(ctx, r.used, rep); ok {

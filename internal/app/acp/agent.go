@@ -44,6 +44,10 @@ type Config struct {
 	Version string
 	// Log receives what goes wrong outside the protocol; nil discards it.
 	Log *slog.Logger
+	// Interrupted, when set, is asked after session/load about a wait for
+	// a usage limit's reset that the loaded file was stopped in (nil:
+	// none); see resumewait.go.
+	Interrupted func(sess *session.Session) *Interrupted
 }
 
 // Open says which session Config.Open builds.
@@ -100,6 +104,9 @@ type acpSession struct {
 
 	mu        sync.Mutex
 	cancelled bool // session/cancel arrived for the running prompt
+	// resumed is closed when the run resuming an interrupted wait (after
+	// session/load) has settled and its updates are out; nil without one.
+	resumed chan struct{}
 }
 
 // peer is the connection to the client, once Serve has it.
@@ -162,6 +169,7 @@ func (a *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 			return sdk.LoadSessionResponse{}, err
 		}
 	}
+	a.interrupted(ctx, s)
 	return sdk.LoadSessionResponse{Modes: modes(s.sess)}, nil
 }
 
@@ -173,18 +181,20 @@ func refuseMCP(servers []sdk.McpServer) error {
 		"rally does not connect to MCP servers (initialize says mcpCapabilities false); %d given: start the session without them", len(servers))})
 }
 
-// open builds a session (new when id is "") and registers it. The ACP
-// session id is the rally session's id, so a later session/load finds
-// its file.
+// open builds a session (new when id is "") and registers it. A new
+// ACP session's id is the rally session's id, so a later session/load
+// finds its file.
 func (a *server) open(ctx context.Context, cwd, id string) (*acpSession, error) {
 	perm := &permissions{conn: a.peer()}
 	sess, closeFn, err := a.cfg.Open(ctx, Open{Cwd: cwd, ID: id, Ask: perm.ask})
 	if err != nil {
 		return nil, &sdk.RequestError{Code: -32602, Message: err.Error()}
 	}
-	sid := sdk.SessionId(sess.State().SessionID)
+	// A loaded session keeps the id the editor loaded it by (a session
+	// file's path is one), since every later request names it so.
+	sid := sdk.SessionId(id)
 	if sid == "" {
-		sid = sdk.SessionId(id)
+		sid = sdk.SessionId(sess.State().SessionID)
 	}
 	if sid == "" {
 		sid = sdk.SessionId(newID())

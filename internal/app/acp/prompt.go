@@ -27,6 +27,9 @@ func (a *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	s.mu.Lock()
 	s.cancelled = false
 	s.mu.Unlock()
+	if !s.afterResumed(ctx) {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
 
 	t := &turn{a: a, s: s, tools: map[string]*toolView{}}
 	sub := s.sess.Watch(t.event)

@@ -40,6 +40,7 @@ func runACP(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	defer hooks.close()
 
 	var mu sync.Mutex
+	envs := map[*session.Session]*runEnv{} // the open sessions' runs, for Interrupted
 	open := func(ctx context.Context, o acp.Open) (*session.Session, func(), error) {
 		rf := *f
 		rf.mode, rf.cwd, rf.cont, rf.file = "text", o.Cwd, false, ""
@@ -57,13 +58,38 @@ func runACP(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 		}
 		mu.Lock()
 		hooks.watch(env.sess) // hooks follow the session opened last
+		envs[env.sess] = env
 		mu.Unlock()
-		return env.sess, env.close, nil
+		return env.sess, func() {
+			mu.Lock()
+			delete(envs, env.sess)
+			mu.Unlock()
+			env.close()
+		}, nil
+	}
+	// session/load of a file stopped during a wait for a reset: resumed
+	// under --wait-for-reset or retry.waitForReset (the loaded project's
+	// settings), else the editor is told how, as print mode and RPC do.
+	interrupted := func(sess *session.Session) *acp.Interrupted {
+		mu.Lock()
+		env := envs[sess]
+		mu.Unlock()
+		if env == nil {
+			return nil
+		}
+		w := env.interruptedWait()
+		if w == nil {
+			return nil
+		}
+		note, resume := interruptedNote(s.clock(), env.st, w)
+		log.Info("acp: session/load: " + note)
+		return &acp.Interrupted{Wait: *w, Resume: resume, Note: note}
 	}
 	err = acp.Serve(ctx, s.in, s.out, acp.Config{
-		Open:    open,
-		Version: buildVersion(),
-		Log:     log,
+		Open:        open,
+		Interrupted: interrupted,
+		Version:     buildVersion(),
+		Log:         log,
 	})
 	if err != nil {
 		return &exitError{1, err}

@@ -75,13 +75,19 @@ func (e *runEnv) interruptedWait() *journal.Wait {
 // reports whether the run is to resume it: under --wait-for-reset (or
 // retry.waitForReset) it is; otherwise w says how.
 func sayInterrupted(w io.Writer, now time.Time, st *settings.Settings, wait *journal.Wait) bool {
+	note, resume := interruptedNote(now, st, wait)
+	fmt.Fprintf(w, "rally: %s\n", note)
+	return resume
+}
+
+// interruptedNote is what every face says of an interrupted wait for a
+// reset, and whether it is resumed (retry.waitForReset is on).
+func interruptedNote(now time.Time, st *settings.Settings, wait *journal.Wait) (string, bool) {
 	at := clockfmt.At(now, wait.Until)
 	if !st.Retry.WaitForReset.Enabled {
-		fmt.Fprintf(w, "rally: a usage-limit wait until %s was interrupted; --wait-for-reset resumes it\n", at)
-		return false
+		return fmt.Sprintf("a usage-limit wait until %s was interrupted; --wait-for-reset resumes it", at), false
 	}
-	fmt.Fprintf(w, "rally: a usage-limit wait until %s was interrupted; resuming it\n", at)
-	return true
+	return fmt.Sprintf("a usage-limit wait until %s was interrupted; resuming it", at), true
 }
 
 // resumeWaitPrint is print mode's answer to an interrupted wait: resumed,
