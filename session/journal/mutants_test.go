@@ -581,3 +581,20 @@ func TestLoadManyPiMessages(t *testing.T) {
 		t.Errorf("%d messages, warnings %q; want 21, none", len(ld.Messages), ld.Warnings)
 	}
 }
+
+// TestScanPiMessage: Scan reads a message in pi's own roles as Load does.
+// Bug: the slot given back checked with its test inverted, which reads
+// before the start of Scan's empty slab and panics.
+func TestScanPiMessage(t *testing.T) {
+	p := mFile(t, mHeader, `{"type":"message","id":"b1","parentId":null,"timestamp":"2026-03-04T10:00:01.000Z","message":{"role":"bashExecution","command":"ls","output":"a","exitCode":0,"timestamp":1}}`)
+	var roles []llm.Role
+	if _, err := Scan(context.Background(), p, Pos{}, func(e *Entry, _ Pos) bool {
+		roles = append(roles, e.Message.Role)
+		return true
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !cmp.Equal(roles, []llm.Role{"bashExecution"}) {
+		t.Errorf("roles %q, want [bashExecution]", roles)
+	}
+}
