@@ -360,7 +360,7 @@ func absTime(s string, now time.Time) time.Duration {
 // absent (then now's own zone). An unknown zone name (no zone database on
 // this machine, or a made-up name) gives 0: the time is not guessed.
 func clockTime(s string, now time.Time) time.Duration {
-	h, m, n := clock(s)
+	h, m, sec, n := clock(s)
 	if n == 0 {
 		return 0
 	}
@@ -395,29 +395,35 @@ func clockTime(s string, now time.Time) time.Duration {
 		loc = time.FixedZone(rest[:3], off*3600)
 	}
 	local := now.In(loc)
-	t := time.Date(local.Year(), local.Month(), local.Day(), h, m, 0, 0, loc)
+	t := time.Date(local.Year(), local.Month(), local.Day(), h, m, sec, 0, loc)
 	if !t.After(now) {
-		t = time.Date(local.Year(), local.Month(), local.Day()+1, h, m, 0, 0, loc)
+		t = time.Date(local.Year(), local.Month(), local.Day()+1, h, m, sec, 0, loc)
 	}
 	return t.Sub(now)
 }
 
-// clock reads "4:50am", "8pm", "10:57 pm", "21:30" at the start of s and
-// returns the 24-hour time and the bytes used (0 if none).
-func clock(s string) (h, m, n int) {
+// clock reads "4:50am", "8pm", "10:57 pm", "21:30", "10:00:30" at the start of s and
+// returns the 24-hour time (seconds 0 unless given) and the bytes used (0 if none).
+func clock(s string) (h, m, sec, n int) {
 	i := 0
 	for i < len(s) && i < 2 && '0' <= s[i] && s[i] <= '9' {
 		h = h*10 + int(s[i]-'0')
 		i++
 	}
 	if i == 0 {
-		return 0, 0, 0
+		return 0, 0, 0, 0
 	}
 	minutes := false
 	if i+2 < len(s) && s[i] == ':' && '0' <= s[i+1] && s[i+1] <= '5' && '0' <= s[i+2] && s[i+2] <= '9' {
 		m = int(s[i+1]-'0')*10 + int(s[i+2]-'0')
 		i += 3
 		minutes = true
+		// Seconds, when given, count: "10:00:30 UTC" at 10:00:00 is in
+		// 30 s, not (with them dropped and the time passed) tomorrow.
+		if i+2 < len(s) && s[i] == ':' && '0' <= s[i+1] && s[i+1] <= '5' && '0' <= s[i+2] && s[i+2] <= '9' {
+			sec = int(s[i+1]-'0')*10 + int(s[i+2]-'0')
+			i += 3
+		}
 	}
 	j := i
 	if j < len(s) && s[j] == ' ' {
@@ -426,7 +432,7 @@ func clock(s string) (h, m, n int) {
 	switch {
 	case strings.HasPrefix(s[j:], "am"), strings.HasPrefix(s[j:], "pm"):
 		if h < 1 || h > 12 || (j+2 < len(s) && isLetter(s[j+2])) {
-			return 0, 0, 0
+			return 0, 0, 0, 0
 		}
 		if h == 12 {
 			h = 0
@@ -434,11 +440,11 @@ func clock(s string) (h, m, n int) {
 		if s[j] == 'p' {
 			h += 12
 		}
-		return h, m, j + 2
+		return h, m, sec, j + 2
 	case minutes && h < 24 && (i == len(s) || !isWordByte(s[i])):
-		return h, m, i
+		return h, m, sec, i
 	}
-	return 0, 0, 0
+	return 0, 0, 0, 0
 }
 
 // ianaCase restores the case of a lowercased IANA zone name

@@ -90,6 +90,8 @@ func TestHintClockAndEscaped(t *testing.T) {
 		{"12am is midnight", at, "resets 12am (Europe/Rome)", 10 * time.Hour},
 		{"gmt offset", at, "Access resets at 10:57 PM GMT-3.", 13*time.Hour + 57*time.Minute},
 		{"utc", at, "limits will reset at 13:30 UTC", 90 * time.Minute},
+		{"seconds count", at, "Please try again at 12:00:30 UTC.", 30 * time.Second},
+		{"seconds later today", at, "resets at 13:30:15 UTC", 90*time.Minute + 15*time.Second},
 		{"no zone uses now's zone", at.In(rome), "Limits will reset at 9:30 AM", 19*time.Hour + 30*time.Minute},
 		{"unknown zone ignored", at, "resets 4:50pm (Mars/Olympus_Mons)", 0},
 		{"not a clock", at, "resets 13pm (Europe/Rome)", 0},
