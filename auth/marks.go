@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/internal/filelock"
+	"github.com/rally-agent/rally/retry"
 )
 
 // DefaultBlock is how long a usage limit blocks a credential when the
@@ -182,21 +183,7 @@ func BlockedUntil(marks []Mark, c Credential) time.Time {
 }
 
 // Until describes a time ahead for humans: "15:04 (in 3h12m)", with the
-// date when it is not today.
+// date when it is not today (retry's one wall-clock rule).
 func Until(now, t time.Time) string {
-	t = t.In(now.Location())
-	at := t.Format("15:04")
-	if y, m, d := now.Date(); t.Year() != y || t.Month() != m || t.Day() != d {
-		at = t.Format("Jan 2 15:04")
-	}
-	d := t.Sub(now)
-	var in string
-	switch {
-	case d < time.Minute:
-		in = d.Round(time.Second).String()
-	default:
-		s := d.Round(time.Minute).String()
-		in = s[:len(s)-2] // drop "0s"
-	}
-	return at + " (in " + in + ")"
+	return retry.WallClock(now, t) + " (in " + retry.Roughly(t.Sub(now)) + ")"
 }

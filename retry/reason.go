@@ -18,9 +18,9 @@ func tooLong(c Class, hint, maxDelay time.Duration, now time.Time, switchFailed 
 		}
 		return msg
 	}
-	at := wallClock(now, now.Add(hint))
+	at := WallClock(now, now.Add(hint))
 	if c == UsageLimit {
-		msg := fmt.Sprintf("usage limit: resets at %s (in %s), longer than maxDelayMs %v", at, roughly(hint), maxDelay)
+		msg := fmt.Sprintf("usage limit: resets at %s (in %s), longer than maxDelayMs %v", at, Roughly(hint), maxDelay)
 		if switchFailed {
 			msg += ", and no other credential or fallback model is usable"
 		}
@@ -32,22 +32,4 @@ func tooLong(c Class, hint, maxDelay time.Duration, now time.Time, switchFailed 
 		msg += ", and no fallback model is usable"
 	}
 	return msg
-}
-
-// wallClock writes t as a time of day, with the date when it is not today.
-func wallClock(now, t time.Time) string {
-	if y, m, d := now.Date(); t.Year() == y && t.Month() == m && t.Day() == d {
-		return t.Format("15:04")
-	}
-	return t.Format("Jan 2 15:04")
-}
-
-// roughly writes d to the minute ("4h59m"), or to the second under a
-// minute; nobody plans around the seconds of a five-hour wait.
-func roughly(d time.Duration) string {
-	if d < time.Minute {
-		return d.Round(time.Second).String()
-	}
-	s := d.Round(time.Minute).String() // "4h59m0s"
-	return s[:len(s)-2]
 }

@@ -70,10 +70,10 @@ func (p Policy) resetWait(a Attempt) (d Decision, ok bool) {
 		return Decision{}, false
 	}
 	delay := in + w.margin()
-	reason := fmt.Sprintf("usage limit: waiting for the reset in %s%s (retry %d/%d)", roughly(in), learned, a.N, p.MaxRetries)
+	reason := fmt.Sprintf("usage limit: waiting for the reset in %s%s (retry %d/%d)", Roughly(in), learned, a.N, p.MaxRetries)
 	if !a.Now.IsZero() {
 		reason = fmt.Sprintf("usage limit: waiting for the reset at %s (in %s%s, retry %d/%d)",
-			wallClock(a.Now, a.Now.Add(in)), roughly(in), learned, a.N, p.MaxRetries)
+			WallClock(a.Now, a.Now.Add(in)), Roughly(in), learned, a.N, p.MaxRetries)
 	}
 	return Decision{Action: Retry, Delay: delay, Reason: reason, ResetWait: true}, true
 }

@@ -1,22 +1,13 @@
-// Package clockfmt writes the times of a long wait the way every face
-// shows them: "resumes at 15:00 (in 2h 13m)". One rule, so the terminal
-// UI, print mode and the web console say the same thing.
+// Package clockfmt writes the time left of a long wait the way every face
+// shows it: "resumes at 15:00 (in 2h 13m)". One rule, so the terminal UI,
+// print mode and the web console say the same thing; the time of day
+// ("15:00") is retry.WallClock, which the policy's reasons use too.
 package clockfmt
 
 import (
 	"fmt"
 	"time"
 )
-
-// At writes t as a time of day in now's location, with the date when it
-// is not now's day: "15:00", "Dec 3 09:30".
-func At(now, t time.Time) string {
-	t = t.In(now.Location())
-	if y, m, d := now.Date(); t.Year() == y && t.Month() == m && t.Day() == d {
-		return t.Format("15:04")
-	}
-	return t.Format("Jan 2 15:04")
-}
 
 // Left writes a remaining time in hours and minutes, rounded up so that a
 // wait never reads shorter than it is: "2h 13m", "5m", and under a minute

@@ -27,23 +27,3 @@ func TestLeft(t *testing.T) {
 		})
 	}
 }
-
-func TestAt(t *testing.T) {
-	berlin := time.FixedZone("CET", 3600)
-	now := time.Date(2026, 12, 2, 12, 47, 0, 0, berlin)
-	tests := []struct {
-		name string
-		t    time.Time
-		want string
-	}{
-		{"today, in now's zone", time.Date(2026, 12, 2, 14, 0, 0, 0, time.UTC), "15:00"},
-		{"tomorrow names the day", time.Date(2026, 12, 3, 8, 30, 0, 0, time.UTC), "Dec 3 09:30"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := At(now, tt.t); got != tt.want {
-				t.Errorf("At = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rally-agent/rally/internal/clockfmt"
+	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/session/journal"
 	"github.com/rally-agent/rally/settings"
@@ -83,7 +83,7 @@ func sayInterrupted(w io.Writer, now time.Time, st *settings.Settings, wait *jou
 // interruptedNote is what every face says of an interrupted wait for a
 // reset, and whether it is resumed (retry.waitForReset is on).
 func interruptedNote(now time.Time, st *settings.Settings, wait *journal.Wait) (string, bool) {
-	at := clockfmt.At(now, wait.Until)
+	at := retry.WallClock(now, wait.Until)
 	if !st.Retry.WaitForReset.Enabled {
 		return fmt.Sprintf("a usage-limit wait until %s was interrupted; --wait-for-reset resumes it", at), false
 	}

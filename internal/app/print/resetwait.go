@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rally-agent/rally/internal/clockfmt"
+	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/session"
 )
 
@@ -31,7 +32,7 @@ func (t *Text) resetEvent(e session.Event) bool {
 		t.reset = &resetWait{attempt: e.Attempt, until: time.UnixMilli(e.UntilMs), lastLine: now}
 		t.out.Flush()
 		fmt.Fprintf(t.err, "rally: usage limit: waiting for the reset at %s (in %s), then retry %d; Ctrl-C cancels\n",
-			clockfmt.At(now, t.reset.until), clockfmt.Left(time.Duration(e.DelayMs)*time.Millisecond), e.Attempt)
+			retry.WallClock(now, t.reset.until), clockfmt.Left(time.Duration(e.DelayMs)*time.Millisecond), e.Attempt)
 		return true
 	case session.RetryHeartbeatEvent:
 		w := t.reset
@@ -41,7 +42,7 @@ func (t *Text) resetEvent(e session.Event) bool {
 		if now := t.now(); now.Sub(w.lastLine) >= BeatEvery {
 			w.lastLine = now
 			fmt.Fprintf(t.err, "rally: still waiting for the reset at %s (%s left)\n",
-				clockfmt.At(now, w.until), clockfmt.Left(time.Duration(e.RemainingMs)*time.Millisecond))
+				retry.WallClock(now, w.until), clockfmt.Left(time.Duration(e.RemainingMs)*time.Millisecond))
 		}
 		return true
 	case session.AutoRetryStartEvent:

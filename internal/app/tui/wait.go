@@ -9,6 +9,7 @@ import (
 	"charm.land/lipgloss/v2"
 
 	"github.com/rally-agent/rally/internal/clockfmt"
+	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/session"
 )
 
@@ -62,7 +63,7 @@ func (m *Model) followPhase() {
 // how long until then, in hours and minutes.
 func (m *Model) resetLeft() (at, left string) {
 	l := m.loader
-	return clockfmt.At(m.now, l.until), clockfmt.Left(l.until.Sub(m.now))
+	return retry.WallClock(m.now, l.until), clockfmt.Left(l.until.Sub(m.now))
 }
 
 // resetLoaderLine is the loader of a wait for a reset, shortened to fit w.
@@ -104,7 +105,7 @@ func (m *Model) resumeQuestion() string {
 	if w == nil || m.resumeAsked {
 		return ""
 	}
-	return fmt.Sprintf("A usage-limit wait until %s was interrupted; resume waiting? (y/n)", clockfmt.At(m.clock(), w.Until))
+	return fmt.Sprintf("A usage-limit wait until %s was interrupted; resume waiting? (y/n)", retry.WallClock(m.clock(), w.Until))
 }
 
 // resumeKey answers the question: y resumes the wait as a run, n (or
