@@ -30,10 +30,17 @@ func (r *Rotation) learnedReset(ctx context.Context, from issued) time.Time {
 	if from.cred.Key == "" {
 		return time.Time{} // no key, no marks
 	}
-	now := r.now()
+	return ResetAt(r.blocked(ctx, from.provider), from.cred, r.now())
+}
+
+// ResetAt is when c's usage limit resets as its provider stated it: the
+// latest Mark.Reset of the marks that block c and still lie ahead of now,
+// never after its mark's end; zero when no mark states one. The rotation
+// waits to it and rally auth list shows it, by this one rule.
+func ResetAt(marks []Mark, c Credential, now time.Time) time.Time {
 	var at time.Time
-	for _, m := range r.blocked(ctx, from.provider) {
-		if m.Blocks(from.cred) && m.Reset.After(now) && !m.Reset.After(m.Until) && m.Reset.After(at) {
+	for _, m := range marks {
+		if m.Blocks(c) && m.Reset.After(now) && !m.Reset.After(m.Until) && m.Reset.After(at) {
 			at = m.Reset
 		}
 	}

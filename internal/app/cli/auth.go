@@ -18,6 +18,7 @@ import (
 	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/retry"
 	"github.com/rally-agent/rally/session"
 	"github.com/rally-agent/rally/settings"
 	"github.com/spf13/cobra"
@@ -137,8 +138,9 @@ func newAuthListCmd(s streams) *cobra.Command {
 		Long: `Lists every credential rally can use: those in $RALLY_HOME/auth.json and
 those in environment variables, in the order a session tries them. For each it
 shows the provider, id, label, where the key comes from, the last four
-characters of the key, and "blocked until <time>" when a usage limit blocks it.
-The key itself is never printed.`,
+characters of the key, "blocked until <time>" when a usage limit blocks it, and
+when the provider said that limit resets (local time and zone, "-" when it did
+not say). The key itself is never printed.`,
 		Example: `  rally auth list`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -180,7 +182,7 @@ func listAuth(ctx context.Context, w io.Writer, home string, st *settings.Settin
 		names[rallyKeyFor] = true
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tID\tLABEL\tSOURCE\tKEY\tSTATUS")
+	fmt.Fprintln(tw, "PROVIDER\tID\tLABEL\tSOURCE\tKEY\tSTATUS\tRESETS")
 	rows := 0
 	for _, p := range slices.Sorted(func(yield func(string) bool) {
 		for n := range names {
@@ -216,7 +218,7 @@ func listAuth(ctx context.Context, w io.Writer, home string, st *settings.Settin
 			case !until.IsZero():
 				status = "blocked until " + auth.Until(now, until)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p, c.ID, dash(c.Label), c.Source(), lastFour(c.Key), status)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p, c.ID, dash(c.Label), c.Source(), lastFour(c.Key), status, resets(now, ms, c))
 			rows++
 		}
 	}
@@ -225,6 +227,17 @@ func listAuth(ctx context.Context, w io.Writer, home string, st *settings.Settin
 		return err
 	}
 	return tw.Flush()
+}
+
+// resets is when the provider said c's usage limit resets, as a local
+// time with its zone ("15:00 CET", a date when not today), or "-": the
+// block of STATUS may be a guess (auth.DefaultBlock), this never is.
+func resets(now time.Time, ms []auth.Mark, c auth.Credential) string {
+	at := auth.ResetAt(ms, c, now)
+	if at.IsZero() {
+		return "-"
+	}
+	return retry.WallClock(now, at) + " " + at.In(now.Location()).Format("MST")
 }
 
 // lastFour shows enough of a key to tell two apart. A short key shows

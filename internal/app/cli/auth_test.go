@@ -67,12 +67,12 @@ func TestAuthCommands(t *testing.T) {
 	}
 	// list: environment first, then the file in order; last four only.
 	want := [][]string{
-		{"PROVIDER", "ID", "LABEL", "SOURCE", "KEY", "STATUS"},
-		{"acme", "a", "-", "auth.json", "…1111", "ok"},
-		{"openai", "env:OPENAI_API_KEY", "-", "$OPENAI_API_KEY", "…3333", "ok"},
-		{"openai", "work", "team plan", "auth.json", "…1111", "ok"},
-		{"openai", "own", "-", "auth.json ($MY_KEY)", "…2222", "ok"},
-		{"openai", "later", "-", "auth.json ($NOT_SET_YET)", "-", "$NOT_SET_YET is not set"},
+		{"PROVIDER", "ID", "LABEL", "SOURCE", "KEY", "STATUS", "RESETS"},
+		{"acme", "a", "-", "auth.json", "…1111", "ok", "-"},
+		{"openai", "env:OPENAI_API_KEY", "-", "$OPENAI_API_KEY", "…3333", "ok", "-"},
+		{"openai", "work", "team plan", "auth.json", "…1111", "ok", "-"},
+		{"openai", "own", "-", "auth.json ($MY_KEY)", "…2222", "ok", "-"},
+		{"openai", "later", "-", "auth.json ($NOT_SET_YET)", "-", "$NOT_SET_YET is not set", "-"},
 	}
 	lines := strings.Split(strings.TrimSpace(listOut), "\n")
 	if len(lines) != len(want) {
