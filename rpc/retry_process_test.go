@@ -83,15 +83,25 @@ func TestAbortRetryOverProcess(t *testing.T) {
 			}
 			sent := time.Now()
 			p.send(`{"id":"a1",` + cmd + `}`)
+			// The response and the events the command causes come from two
+			// goroutines: agent_settled may come before the response (the
+			// session settles while the server writes it), so it is watched
+			// for here as well, never awaited after the response.
 			var end, resp map[string]any
-			p.until("the response and auto_retry_end", func(m map[string]any) bool {
+			settled := false
+			p.until("the response, auto_retry_end and agent_settled", func(m map[string]any) bool {
 				switch {
 				case m["type"] == string(session.AutoRetryEnd):
 					end = m
+				case m["type"] == string(session.AgentSettled):
+					if end == nil {
+						t.Errorf("agent_settled before auto_retry_end")
+					}
+					settled = true
 				case m["id"] == "a1":
 					resp = m
 				}
-				return end != nil && resp != nil
+				return end != nil && resp != nil && settled
 			})
 			if took := time.Since(sent); took > 2*time.Second { // the wait was 5 s
 				t.Errorf("the wait ended after %v", took)
@@ -102,7 +112,6 @@ func TestAbortRetryOverProcess(t *testing.T) {
 			if end["success"] != false || end["finalError"] != "Retry cancelled" || end["attempt"] != 1.0 {
 				t.Errorf("auto_retry_end %v", end)
 			}
-			p.event(session.AgentSettled)
 			p.send(`{"id":"s2","type":"get_state"}`)
 			st = p.response("s2")["data"].(map[string]any)
 			if st["isRetrying"] != false || st["retryAttempt"] != 0.0 || st["isStreaming"] != false {

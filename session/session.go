@@ -353,8 +353,15 @@ func (s *Session) AutoRetryEnabled() bool {
 func (s *Session) IsRetrying() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.retrying
+	return s.retryingLocked()
 }
+
+// retryingLocked is whether a retry is pending: from when its wait is
+// announced (s.waiting, set before auto_retry_start) until the wait
+// ended, so a client that asks right after auto_retry_start is told the
+// session is retrying, not streaming, even before the wait's timer
+// started. The caller holds s.mu.
+func (s *Session) retryingLocked() bool { return s.retrying || s.waiting != nil }
 
 // Messages returns a copy of the working context.
 func (s *Session) Messages() []llm.Message {
@@ -373,8 +380,8 @@ func (s *Session) State() State {
 		Name:             s.name,
 		Compacting:       s.compacting || s.compactOp,
 		AutoCompaction:   s.autoCompact,
-		Streaming:        s.running && !s.retrying && !s.compacting && !s.compactOp,
-		Retrying:         s.retrying,
+		Streaming:        s.running && !s.retryingLocked() && !s.compacting && !s.compactOp,
+		Retrying:         s.retryingLocked(),
 		RetryAttempt:     s.attempt,
 		AutoRetryEnabled: s.autoRetry,
 		MessageCount:     len(s.messages),
