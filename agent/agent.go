@@ -5,6 +5,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -262,13 +263,36 @@ func execute(ctx context.Context, t tool.Tool, call llm.Content) (res tool.Resul
 			res = tool.Result{Content: []llm.Content{llm.Text(fmt.Sprintf("%s: internal error: %v", call.Name, p))}, IsError: true}
 		}
 	}()
-	args := call.Arguments
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
+	args, err := checkArgs(call)
+	if err != nil {
+		return tool.Result{Content: []llm.Content{llm.Text(err.Error())}, IsError: true}
 	}
-	res, err := t.Run(ctx, args)
+	res, err = t.Run(ctx, args)
 	if err != nil {
 		return tool.Result{Content: []llm.Content{llm.Text(err.Error())}, IsError: true}
 	}
 	return res
+}
+
+// checkArgs returns the arguments to run call with, or the error the model
+// reads instead when they are not a JSON object: the provider streamed
+// text that did not parse (llm keeps it as a JSON string) or a session
+// holds something else. Such a call is never run, not even with {}: a
+// guess could run another command than the one the model meant.
+func checkArgs(call llm.Content) (json.RawMessage, error) {
+	args := bytes.TrimSpace(call.Arguments)
+	if len(args) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	if args[0] == '{' {
+		return call.Arguments, nil
+	}
+	var text string
+	if args[0] == '"' && json.Unmarshal(args, &text) == nil {
+		args = []byte(text)
+	}
+	if err := tool.CheckArgs(call.Name, args); err != nil {
+		return nil, fmt.Errorf("%w; the call was not run: send it again with its arguments as one JSON object", err)
+	}
+	return args, nil
 }

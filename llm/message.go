@@ -50,7 +50,10 @@ type Content struct {
 	// Data (base64) and MimeType are set for "image".
 	Data     string `json:"data,omitempty"`
 	MimeType string `json:"mimeType,omitempty"`
-	// ID, Name and Arguments (a JSON object) are set for "toolCall".
+	// ID, Name and Arguments (a JSON object) are set for "toolCall". When
+	// the model's arguments were not a JSON object (cut short, garbage),
+	// Arguments is a JSON string holding them as they came: the call is
+	// kept, answered with an error and never run.
 	ID        string          `json:"id,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -265,16 +266,20 @@ func (b *Builder) end(key string, i int) {
 	}
 }
 
-// toolArgs turns streamed argument text into a JSON object. Models
-// sometimes send nothing (no arguments) or broken JSON; the tool then sees
-// an empty object and reports the problem, rather than the stream failing.
+// toolArgs turns streamed argument text into a call's Arguments. Nothing
+// (or null) is no arguments, {}. Text that is not a JSON object (cut
+// short, garbage, an array) is kept whole as a JSON string, rather than
+// the stream failing or the call running with {}: the session file keeps
+// what the model sent, and the agent answers the call with an error
+// instead of running it (agent.checkArgs).
 func toolArgs(raw []byte) json.RawMessage {
-	if len(raw) == 0 {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
 		return json.RawMessage("{}")
 	}
 	var obj map[string]json.RawMessage
 	if json.Unmarshal(raw, &obj) != nil || obj == nil {
-		return json.RawMessage("{}")
+		text, _ := json.Marshal(string(raw))
+		return text
 	}
 	return json.RawMessage(raw)
 }

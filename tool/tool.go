@@ -152,6 +152,15 @@ func (e *redactedError) Unwrap() error { return e.err }
 // text is a Result holding one text block.
 func text(s string) Result { return Result{Content: []llm.Content{llm.Text(s)}} }
 
+// CheckArgs reports arguments that are not a JSON object, in the words
+// every tool uses for them ("bash: arguments are not valid JSON: …"); nil
+// for an object or none at all. The agent asks it before running a call
+// whose streamed arguments did not parse, so no tool runs on a guess.
+func CheckArgs(name string, args json.RawMessage) error {
+	var obj map[string]json.RawMessage
+	return decode(name, args, &obj)
+}
+
 // decode unmarshals the model's arguments into v (a pointer to a struct)
 // and turns encoding/json's errors into messages that name the field and
 // the expected JSON type, since the model has to fix its call from them.

@@ -196,10 +196,7 @@ func chatMessages(system string, msgs []llm.Message) []chatMessage {
 				if tc.Type != llm.ToolCallType {
 					continue
 				}
-				args := string(tc.Arguments)
-				if args == "" {
-					args = "{}"
-				}
+				args := string(httpcall.Object(tc.Arguments)) // a call whose arguments never parsed goes back as {}
 				cm.ToolCalls = append(cm.ToolCalls, chatToolCall{ID: tc.ID, Type: "function", Function: chatFunc{Name: tc.Name, Arguments: args}})
 			}
 			if cm.Content != nil || len(cm.ToolCalls) > 0 {

@@ -176,10 +176,7 @@ func assistantItems(m *llm.Message, model *llm.Model) []any {
 				out = append(out, json.RawMessage(c.ThinkingSignature))
 			}
 		case llm.ToolCallType:
-			args := string(c.Arguments)
-			if args == "" {
-				args = "{}"
-			}
+			args := string(httpcall.Object(c.Arguments)) // a call whose arguments never parsed goes back as {}
 			out = append(out, respCall{Type: "function_call", CallID: c.ID, Name: c.Name, Arguments: args})
 		}
 	}
