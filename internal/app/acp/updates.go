@@ -61,6 +61,10 @@ func (t *turn) event(e session.Event) {
 		// replaces it, so the editor's reader is not misled.
 		send(sdk.UpdateAgentMessageText("\n\n— the stream dropped; the answer starts again below —\n\n"))
 	case session.AutoRetryStartEvent:
+		if e.Resume != "" {
+			send(reconnecting(e))
+			return
+		}
 		msg := fmt.Sprintf("Retrying (%d/%d) in %s: %s", e.Attempt, e.MaxAttempts, wait(e.DelayMs), firstLine(e.ErrorMessage))
 		if e.SwitchedTo != "" {
 			msg = fmt.Sprintf("Switched to %s (%d/%d): %s", e.SwitchedTo, e.Attempt, e.MaxAttempts, firstLine(e.ErrorMessage))
@@ -68,6 +72,8 @@ func (t *turn) event(e session.Event) {
 		u := sdk.UpdateAgentMessageText("\n" + msg + "\n")
 		u.AgentMessageChunk.Meta = retryMeta(e)
 		send(u)
+	case session.StreamResumedEvent:
+		send(reconnected(e))
 	case session.AutoRetryEndEvent:
 		if !e.Success && e.FinalError == session.RetryCancelled {
 			send(sdk.UpdateAgentMessageText("\nRetry cancelled.\n"))
