@@ -2,6 +2,7 @@ package retry
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -64,7 +65,7 @@ func (p Policy) resetWait(a Attempt) (d Decision, ok bool) {
 	w := p.WaitForReset
 	in, learned := a.Hint, ""
 	if in <= 0 && a.Learned > 0 {
-		in, learned = a.Learned, ", as an earlier limit stated"
+		in, learned = a.Learned, ", "+LearnedReset
 	}
 	if !w.Enabled || a.Class != UsageLimit || in <= 0 || a.AfterReset || in > w.maxWait() {
 		return Decision{}, false
@@ -77,6 +78,16 @@ func (p Policy) resetWait(a Attempt) (d Decision, ok bool) {
 	}
 	return Decision{Action: Retry, Delay: delay, Reason: reason, ResetWait: true}, true
 }
+
+// LearnedReset is how every face says that a wait's reset time was
+// learned from an earlier limit (Attempt.Learned), not stated by this one:
+// the policy's reason carries it (RPC's retry_waiting), print mode's line
+// repeats it.
+const LearnedReset = "as an earlier limit stated"
+
+// IsLearned reports whether reason, a Decision's Reason, waits for a reset
+// learned from an earlier limit.
+func IsLearned(reason string) bool { return strings.Contains(reason, LearnedReset) }
 
 // afterReset drops the hint of a usage limit right after a waited-out
 // reset when it is above the cap, so the limit backs off within

@@ -65,6 +65,9 @@ func TestLearnedResetWait(t *testing.T) {
 			if waited != learn || (learn && time.Now().Before(reset)) || (!learn && took > 1500*time.Millisecond) {
 				t.Errorf("took %v, waited for a reset %v, want %v (reset %v):\n%s", took, waited, learn, reset, stderr.String())
 			}
+			if said := strings.Contains(stderr.String(), "s, as an earlier limit stated), then retry 1; Ctrl-C cancels"); said != learn {
+				t.Errorf("print mode says the reset was learned: %v, want %v:\n%s", said, learn, stderr.String())
+			}
 			t.Logf("answered after %v:\n%s", took, stderr.String())
 		})
 	}

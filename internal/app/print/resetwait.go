@@ -31,8 +31,14 @@ func (t *Text) resetEvent(e session.Event) bool {
 		now := t.now()
 		t.reset = &resetWait{attempt: e.Attempt, until: time.UnixMilli(e.UntilMs), lastLine: now}
 		t.out.Flush()
-		fmt.Fprintf(t.err, "rally: usage limit: waiting for the reset at %s (in %s), then retry %d; Ctrl-C cancels\n",
-			retry.WallClock(now, t.reset.until), clockfmt.Left(time.Duration(e.DelayMs)*time.Millisecond), e.Attempt)
+		// A reset learned from an earlier limit says so, in the policy's
+		// words, as RPC's retry_waiting reason does.
+		learned := ""
+		if retry.IsLearned(e.Reason) {
+			learned = ", " + retry.LearnedReset
+		}
+		fmt.Fprintf(t.err, "rally: usage limit: waiting for the reset at %s (in %s%s), then retry %d; Ctrl-C cancels\n",
+			retry.WallClock(now, t.reset.until), clockfmt.Left(time.Duration(e.DelayMs)*time.Millisecond), learned, e.Attempt)
 		return true
 	case session.RetryHeartbeatEvent:
 		w := t.reset
