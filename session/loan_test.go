@@ -9,6 +9,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/rally-agent/rally/internal/proctest"
 	"github.com/rally-agent/rally/llm"
 )
 
@@ -118,8 +119,14 @@ func TestLoanedUpdates(t *testing.T) {
 // The subscriber keeps pace with the stream (the provider waits for it),
 // so the loans in flight are bounded, and a run of 2n deltas allocates
 // what a run of n does, up to the logarithmic growth of the answer's
-// buffers; one allocation per delta would add n.
+// buffers; one allocation per delta would add n. MemStats counts the
+// whole process, so the runs happen alone in a child process
+// (proctest.Alone): other tests and their leftover goroutines would add
+// their own allocations to the difference.
 func TestLoanedDeltaAllocs(t *testing.T) {
+	if !proctest.Alone(t) {
+		return
+	}
 	const n = 5000
 	run := func(deltas int) uint64 {
 		ack := make(chan struct{})
