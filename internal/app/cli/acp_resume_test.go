@@ -11,6 +11,27 @@ import (
 	"github.com/rally-agent/rally/llmtest"
 )
 
+// droppedResponses isolates the test and returns a fake Responses API
+// whose one answer, want, drops at 70 % and can be resumed from its
+// cursor, and a project folder whose provider "fake" (model m) resumes
+// it (retry.streaming "resume").
+func droppedResponses(t *testing.T) (srv *llmtest.Server, dir, want string) {
+	t.Helper()
+	isolate(t)
+	words := strings.Fields(strings.Repeat("resumed streams carry on where they stopped ", 4))
+	want = strings.Join(words, " ")
+	srv = llmtest.NewServer(t, llmtest.Step{Text: want, Fault: llmtest.Drop, After: len(words) * 7 / 10, Delay: time.Millisecond})
+	dir = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".rally"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	settings := `{"retry":{"baseDelayMs":1,"streaming":"resume"},"providers":{"fake":{"api":"openai-responses","baseUrl":"` + srv.URL + `/v1","resume":true}}}`
+	if err := os.WriteFile(filepath.Join(dir, ".rally", "settings.json"), []byte(settings), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return srv, dir, want
+}
+
 // TestACPStreamResume: a Responses stream that drops at 70 % and is
 // resumed from its cursor reaches an ACP client (the official SDK's) as
 // one answer, streamed once and uninterrupted, with the reconnect told as
@@ -21,18 +42,7 @@ func TestACPStreamResume(t *testing.T) {
 	node, sdkDir := nodePackage(t, "ACP_SDK_DIR", "dist/v1/stable/acp.js",
 		"npm install --prefix /tmp/acp @agentclientprotocol/sdk@2.4.0 and set ACP_SDK_DIR=/tmp/acp/node_modules/@agentclientprotocol/sdk")
 	testdata := testdataDir(t)
-	isolate(t)
-	words := strings.Fields(strings.Repeat("resumed streams carry on where they stopped ", 4))
-	want := strings.Join(words, " ")
-	srv := llmtest.NewServer(t, llmtest.Step{Text: want, Fault: llmtest.Drop, After: len(words) * 7 / 10, Delay: time.Millisecond})
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".rally"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	settings := `{"retry":{"baseDelayMs":1,"streaming":"resume"},"providers":{"fake":{"api":"openai-responses","baseUrl":"` + srv.URL + `/v1","resume":true}}}`
-	if err := os.WriteFile(filepath.Join(dir, ".rally", "settings.json"), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	srv, dir, want := droppedResponses(t)
 	args, _ := json.Marshal([]string{"--no-session", "--provider", "fake", "--model", "m"})
 	var res struct {
 		StopReason string `json:"stopReason"`

@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/rally-agent/rally/llmtest"
 )
 
 // TestPiRpcClientResume drives rally with pi's own RpcClient
@@ -18,18 +14,7 @@ import (
 // inside it. Skipped without node and pi, except in CI.
 func TestPiRpcClientResume(t *testing.T) {
 	node, testdata := piNode(t, "modes/rpc/rpc-client.js")
-	isolate(t)
-	words := strings.Fields(strings.Repeat("resumed streams carry on where they stopped ", 4))
-	want := strings.Join(words, " ")
-	srv := llmtest.NewServer(t, llmtest.Step{Text: want, Fault: llmtest.Drop, After: len(words) * 7 / 10, Delay: time.Millisecond})
-	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".rally"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	settings := `{"retry":{"baseDelayMs":1,"streaming":"resume"},"providers":{"fake":{"api":"openai-responses","baseUrl":"` + srv.URL + `/v1","resume":true}}}`
-	if err := os.WriteFile(filepath.Join(dir, ".rally", "settings.json"), []byte(settings), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	srv, dir, want := droppedResponses(t)
 	var res struct {
 		Types []string `json:"types"`
 	}
