@@ -273,7 +273,7 @@ func (b *Builder) end(key string, i int) {
 // what the model sent, and the agent answers the call with an error
 // instead of running it (agent.checkArgs).
 func toolArgs(raw []byte) json.RawMessage {
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return json.RawMessage("{}")
 	}
 	var obj map[string]json.RawMessage
