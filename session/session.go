@@ -287,8 +287,14 @@ func NewContext(ctx context.Context, cfg Config) (*Session, error) {
 	if r := cfg.Resume; r != nil {
 		// Capped, so that appending never writes into the caller's array.
 		s.messages, s.name = r.Messages[:len(r.Messages):len(r.Messages)], r.Name
-		s.ids = make([]string, len(s.messages))
-		copy(s.ids, r.IDs)
+		if len(r.IDs) == len(s.messages) {
+			// Shared as the messages are: a long session's ids are
+			// worth not copying (16 bytes a message).
+			s.ids = r.IDs[:len(r.IDs):len(r.IDs)]
+		} else {
+			s.ids = make([]string, len(s.messages))
+			copy(s.ids, r.IDs)
+		}
 	}
 	// What other processes learned shows in State from the start.
 	s.loadWindow(ctx)
