@@ -141,7 +141,7 @@ func Scale(ctx context.Context, baseURL string, n int) ScaleResult {
 	res := ScaleResult{Sessions: n}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr := llm.NewTransport() // rally's own, as its clients use by default
 	tr.MaxIdleConnsPerHost = n
 	client := &http.Client{Transport: tr}
 	defer tr.CloseIdleConnections()
