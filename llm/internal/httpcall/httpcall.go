@@ -104,8 +104,9 @@ func send(ctx context.Context, o *llm.ClientOptions, method, url string, header 
 		// The body straight from the pooled buffer; GetBody lets the
 		// transport send it again on a fresh connection, as it does for a
 		// bytes.Reader.
-		req.Body, req.ContentLength = payload.reader(), payload.len()
-		req.GetBody = func() (io.ReadCloser, error) { return payload.reader(), nil }
+		req.Body, _ = payload.reader() // not released yet: no error
+		req.ContentLength = payload.len()
+		req.GetBody = payload.reader
 	}
 	for k, v := range header {
 		req.Header[k] = v

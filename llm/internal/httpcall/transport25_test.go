@@ -56,3 +56,40 @@ func TestDefaultClientSmallBuffers(t *testing.T) {
 		t.Errorf("buffers %d and %d bytes, want at most 1 KiB each", tr.ReadBufferSize, tr.WriteBufferSize)
 	}
 }
+
+// TestRequestBodyLetGo: once the transport has written and closed the
+// body and the response headers are in, neither the body nor its reader
+// (which the request, held for the whole stream, keeps) holds the buffer.
+func TestRequestBodyLetGo(t *testing.T) {
+	for _, order := range []string{"closed, then released", "released, then closed"} {
+		t.Run(order, func(t *testing.T) {
+			b, err := encodeBody(&listed{Items: []any{strings.Repeat("x", 100<<10)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := b.reader()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, _ := io.Copy(io.Discard, r); n < 100<<10 {
+				t.Fatalf("read %d bytes", n)
+			}
+			if order == "closed, then released" {
+				r.Close()
+				b.release()
+			} else {
+				b.release()
+				r.Close()
+			}
+			if b.buf != nil {
+				t.Errorf("the body holds its %d-byte buffer after the last release", b.buf.Cap())
+			}
+			if n := r.(*bodyReader).r.Size(); n != 0 {
+				t.Errorf("a closed reader holds the %d bytes it read", n)
+			}
+			if _, err := b.reader(); err == nil {
+				t.Error("a released body gave a new reader")
+			}
+		})
+	}
+}
