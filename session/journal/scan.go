@@ -142,8 +142,7 @@ func (s *lineScan) next() (line []byte, complete, ok bool, err error) {
 	if s.next0.Line == 0 {
 		s.next0.Line = 1
 	}
-	line, complete, err = readJournalLine(s.br, s.buf[:0])
-	s.buf = line
+	line, complete, err = readJournalLine(s.br, &s.buf)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, false, false, err
 	}
