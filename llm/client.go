@@ -73,9 +73,9 @@ type ClientOptions struct {
 	// Authorization, Api-Key, X-Api-Key or X-Goog-Api-Key is redacted like
 	// APIKey.
 	Header http.Header
-	// HTTP is the client to use; nil means one with no timeout over
-	// http.DefaultTransport. A Timeout on it would kill long streams: use
-	// Timeout and IdleTimeout instead.
+	// HTTP is the client to use; nil means one with no timeout over a
+	// transport shared by the process, built by NewTransport. A Timeout
+	// on it would kill long streams: use Timeout and IdleTimeout instead.
 	HTTP *http.Client
 	// Timeout bounds connecting and waiting for the response headers.
 	// Zero means DefaultTimeout.

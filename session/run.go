@@ -68,8 +68,9 @@ func (s *Session) sendable() []llm.Message {
 	// Room for what a run adds (the agent loop appends to it), so a long
 	// context is copied once per run, here, and not again per turn; a
 	// short one gets less, as it is cheap to grow and every streaming
-	// session holds the spare room (issue 25: heap per session).
-	out := make([]llm.Message, 0, len(s.messages)+min(16, 4+len(s.messages)/16))
+	// session holds the spare room (issue 25: heap per session): a prompt
+	// and its answer take 3 slots, 576 bytes, where 5 took 896.
+	out := make([]llm.Message, 0, len(s.messages)+min(16, 2+len(s.messages)/16))
 	for _, m := range s.messages {
 		if !failedAnswer(m) {
 			out = append(out, m)

@@ -232,11 +232,11 @@ type Session struct {
 	ids       []string      // Store entry ids of messages, "" where unknown
 	running   bool          // an operation was accepted and has not settled
 	compactOp bool          // it is an explicit compaction
-	idle      chan struct{} // closed when it settles
 	retrying  bool          // waiting before a retry
+	autoRetry bool          // (the flags share a word: 8 bytes less put Session in a size class 128 bytes smaller)
+	noRetry   bool          // AbortRetry landed while a retried call ran
+	idle      chan struct{} // closed when it settles
 	attempt   int           // the retry counter: 1-based, 0 outside a chain
-	autoRetry bool
-	noRetry   bool // AbortRetry landed while a retried call ran
 	cancelRun context.CancelFunc
 	stopWait  context.CancelFunc
 	steer     []llm.Message
@@ -259,8 +259,9 @@ type Session struct {
 	// resetWaited: this chain waited for a usage limit's reset already.
 	resetWaited bool
 	// learned holds the context windows overflow errors stated (or the
-	// Windows store had); scale how far the estimate fell short of a
-	// provider's stated count (1 or more; 0 until an overflow said).
+	// Windows store had), nil until one did (setLearned); scale how far
+	// the estimate fell short of a provider's stated count (1 or more; 0
+	// until an overflow said).
 	learned map[modelKey]int
 	scale   float64
 	prompt  []llm.Message // the running prompt's own messages
@@ -283,12 +284,18 @@ func NewContext(ctx context.Context, cfg Config) (*Session, error) {
 		return nil, errors.New("session: no provider")
 	}
 	s := &Session{cfg: cfg, target: llm.Target{Provider: cfg.Provider, Model: cfg.Model, Ref: cfg.Ref},
-		autoRetry: true, autoCompact: !cfg.NoAutoCompaction, learned: map[modelKey]int{}, tel: newTelemetry(cfg)}
+		autoRetry: true, autoCompact: !cfg.NoAutoCompaction, tel: newTelemetry(cfg)}
 	if r := cfg.Resume; r != nil {
 		// Capped, so that appending never writes into the caller's array.
 		s.messages, s.name = r.Messages[:len(r.Messages):len(r.Messages)], r.Name
-		s.ids = make([]string, len(s.messages))
-		copy(s.ids, r.IDs)
+		if len(r.IDs) == len(s.messages) {
+			// Shared as the messages are: a long session's ids are
+			// worth not copying (16 bytes a message).
+			s.ids = r.IDs[:len(r.IDs):len(r.IDs)]
+		} else {
+			s.ids = make([]string, len(s.messages))
+			copy(s.ids, r.IDs)
+		}
 	}
 	// What other processes learned shows in State from the start.
 	s.loadWindow(ctx)

@@ -65,9 +65,19 @@ func (s *Session) loadWindow(ctx context.Context) {
 	}
 	if n > 0 {
 		s.mu.Lock()
-		s.learned[modelKey{m.Provider, m.BaseURL, m.ID}] = n
+		s.setLearned(modelKey{m.Provider, m.BaseURL, m.ID}, n)
 		s.mu.Unlock()
 	}
+}
+
+// setLearned records window n for k; s.mu is held. The map is made on the
+// first: most sessions never learn one, and an empty map is 48 bytes of
+// every idle session.
+func (s *Session) setLearned(k modelKey, n int) {
+	if s.learned == nil {
+		s.learned = map[modelKey]int{}
+	}
+	s.learned[k] = n
 }
 
 // learn records the window an overflow of a call to m stated, in the
@@ -79,7 +89,7 @@ func (s *Session) learn(ctx context.Context, m llm.Model, rep retry.Report) {
 	k := modelKey{m.Provider, m.BaseURL, m.ID}
 	s.mu.Lock()
 	old := s.learned[k]
-	s.learned[k] = rep.Window
+	s.setLearned(k, rep.Window)
 	s.mu.Unlock()
 	if old == rep.Window {
 		return

@@ -9,6 +9,7 @@ package jsonscan
 
 import (
 	"bytes"
+	"encoding/binary"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
@@ -99,6 +100,14 @@ func (s *Scanner) Str() (raw []byte, esc, ok bool) {
 	}
 	start := s.i + 1
 	for j := start; j < len(s.b); j++ {
+		// Eight bytes at a time past plain text, which most of a string
+		// is: a long session file is mostly strings (see plain8).
+		for j+8 <= len(s.b) && plain8(binary.LittleEndian.Uint64(s.b[j:])) {
+			j += 8
+		}
+		if j == len(s.b) {
+			break
+		}
 		switch c := s.b[j]; {
 		case c == '"':
 			s.i = j + 1
@@ -313,6 +322,7 @@ func (s *Scanner) Fields(field func(key []byte) bool) bool {
 // encoding/json matches them: field is called for each key of known,
 // exactly as spelled there; other keys are skipped. A key that matches one
 // of known only when case is ignored fails (encoding/json would take it).
+// No two of known may be the same but for case.
 func (s *Scanner) FieldsFold(known []string, field func(key string) bool) bool {
 	if !s.Eat('{') {
 		return false
@@ -325,13 +335,18 @@ func (s *Scanner) FieldsFold(known []string, field func(key string) bool) bool {
 		if !ok || esc || !s.Eat(':') {
 			return false
 		}
+		// An exact match first, and the case-folded comparison only for a
+		// key that has none: known's keys differ by more than case, so a
+		// key spelled as one of them matches no other when folded.
 		k, match := "", false
 		for _, w := range known {
 			if string(raw) == w {
 				k, match = w, true
 				break
 			}
-			if bytes.EqualFold(raw, []byte(w)) {
+		}
+		for i := 0; !match && i < len(known); i++ {
+			if bytes.EqualFold(raw, []byte(known[i])) {
 				return false
 			}
 		}

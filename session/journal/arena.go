@@ -51,6 +51,15 @@ func (a *arena) bytes(b []byte) []byte {
 	return blk[start:len(blk):len(blk)]
 }
 
+// string returns a copy of v in the arena.
+func (a *arena) string(v string) string {
+	if v == "" {
+		return ""
+	}
+	b := a.bytes(unsafe.Slice(unsafe.StringData(v), len(v)))
+	return unsafe.String(&b[0], len(b))
+}
+
 // str returns raw, a JSON string's bytes between its quotes (esc: with
 // escapes), decoded as encoding/json does, as a string in the arena.
 func (a *arena) str(raw []byte, esc bool) string {

@@ -34,8 +34,7 @@ func ReadEntries(path string) ([]RawEntry, error) {
 	var out []RawEntry
 	var buf []byte
 	for n := 1; ; n++ {
-		line, complete, err := readJournalLine(br, buf[:0])
-		buf = line
+		line, complete, err := readJournalLine(br, &buf)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("journal: read entries: %s: %w", path, err)
 		}

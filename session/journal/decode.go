@@ -26,7 +26,7 @@ type scanner struct {
 	arena   arena
 	blocks  blocks
 	scratch []llm.Content
-	parent  string // f.ParentID's target, valid until the next line
+	parent  string // f.ParentID's target, a view of the line (see keepParent)
 	// msgs is the slab message entries are decoded into, in file order;
 	// it becomes Loaded.Messages when the context is all of them
 	// (journalReader.direct). It is never reallocated: entries point
@@ -62,9 +62,11 @@ func (s *scanner) entry(line []byte) (f entryFields, m *llm.Message, ok bool) {
 			if s.Null() {
 				return true
 			}
+			// A view: the caller keeps it (keepParent), nearly always
+			// as the id of the entry above, which needs no copy.
 			s.parent = ""
 			f.ParentID = &s.parent
-			return s.text(f.ParentID)
+			return s.view(f.ParentID)
 		case "timestamp":
 			return s.view(&f.Timestamp)
 		case "message":

@@ -110,7 +110,7 @@ type Journal struct {
 	size int64  // where the next line starts: the end of the last whole line
 	leaf string // id of the last entry, the parent of the next one
 	// ids holds every entry id of the file, so a new one never collides.
-	ids map[string]struct{}
+	ids *idSet
 	// torn is set when the file may not end in "\n" (a torn last line or a
 	// short write): the next line then starts with one, so the torn bytes
 	// stay a line of their own and never corrupt the next entry.
@@ -215,7 +215,7 @@ func create(path, id, ts, cwd string) (*Journal, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("journal: write %s: %w", path, err)
 	}
-	return &Journal{path: path, id: id, f: f, size: int64(len(line)), ids: map[string]struct{}{}}, nil
+	return &Journal{path: path, id: id, f: f, size: int64(len(line)), ids: newIDSet(0)}, nil
 }
 
 // lock takes the one-writer lock of a session file (internal/filelock's
@@ -531,7 +531,7 @@ func (j *Journal) appendAt(typ string, at time.Time, body any) (string, error) {
 	}
 	j.size += int64(n)
 	j.torn = false
-	j.ids[id] = struct{}{}
+	j.ids.add(id)
 	j.leaf = id
 	return id, nil
 }
@@ -539,12 +539,12 @@ func (j *Journal) appendAt(typ string, at time.Time, body any) (string, error) {
 // newEntryID returns 8 random hex characters not in used, as pi's ids are.
 // With 32 bits a collision is rare even in long sessions; after 100 of them
 // in a row (which cannot really happen) a full UUID is used, as pi does.
-func newEntryID(used map[string]struct{}) string {
+func newEntryID(used *idSet) string {
 	var b [4]byte
 	for range 100 {
 		rand.Read(b[:])
 		id := hex.EncodeToString(b[:])
-		if _, dup := used[id]; !dup {
+		if !used.has(id) {
 			return id
 		}
 	}

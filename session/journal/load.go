@@ -151,7 +151,7 @@ type entryFields struct {
 type readResult struct {
 	loaded *Loaded
 	leaf   string
-	ids    map[string]struct{}
+	ids    *idSet
 	torn   bool
 }
 
@@ -161,6 +161,7 @@ type journalReader struct {
 	fields  map[int]*entryFields // by index in ld.Entries, what the context needs
 	legacy  bool                 // version 1: entries have no ids
 	skipped bool                 // a corrupt line was skipped
+	dupIDs  bool                 // two entries have the same id (see chain)
 	scan    scanner              // one for every line: it keeps its buffer and names
 }
 
@@ -172,19 +173,18 @@ func (r *journalReader) warn(line int, format string, args ...any) {
 func readJournal(rd io.Reader, path string) (*readResult, error) {
 	br := bufio.NewReaderSize(rd, 64<<10)
 	r := &journalReader{ld: &Loaded{}}
-	res := &readResult{loaded: r.ld, ids: map[string]struct{}{}}
-	if lines := countLines(rd); lines > 0 {
+	lines := countLines(rd)
+	res := &readResult{loaded: r.ld, ids: newIDSet(lines)}
+	if lines > 0 {
 		// Sized once, so neither grows by copying (garbage the size of
 		// the file's structs) while the file is read.
 		r.ld.Entries = make([]Entry, 0, lines)
 		r.scan.msgs = make([]llm.Message, 0, lines)
-		res.ids = make(map[string]struct{}, lines)
 	}
-	var buf []byte
+	var long []byte
 	n, header := 0, false
 	for {
-		line, complete, err := readJournalLine(br, buf[:0])
-		buf = line
+		line, complete, err := readJournalLine(br, &long)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("journal: read %s: %w", path, err)
 		}
@@ -219,46 +219,6 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 	return res, nil
 }
 
-// countLines counts the lines of rd if it is a file (an io.ReaderAt),
-// without moving its offset: an upper bound on its entries, so that the
-// read can size what it fills. It returns 0 when it cannot tell.
-func countLines(rd io.Reader) int {
-	ra, ok := rd.(io.ReaderAt)
-	if !ok {
-		return 0
-	}
-	buf := make([]byte, 64<<10)
-	n := 1 // a last line without "\n"
-	for off := int64(0); ; {
-		k, err := ra.ReadAt(buf, off)
-		n += bytes.Count(buf[:k], []byte{'\n'})
-		off += int64(k)
-		if err != nil {
-			if err != io.EOF {
-				return 0
-			}
-			return n
-		}
-	}
-}
-
-// readJournalLine reads one line of any length into buf, without its "\n".
-// complete is false for a last line with no "\n" (and an empty one at EOF).
-func readJournalLine(br *bufio.Reader, buf []byte) (line []byte, complete bool, err error) {
-	for {
-		chunk, err := br.ReadSlice('\n')
-		buf = append(buf, chunk...)
-		switch {
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case err == nil:
-			return buf[:len(buf)-1], true, nil
-		default:
-			return buf, false, err
-		}
-	}
-}
-
 func (r *journalReader) header(n int, line []byte) error {
 	var h struct {
 		Type    string          `json:"type"`
@@ -286,8 +246,9 @@ func (r *journalReader) header(n int, line []byte) error {
 	return nil
 }
 
-// entry decodes one entry line. A bad line is skipped with a warning.
-func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]struct{}) {
+// entry decodes one entry line, adding its id to ids (if not nil). A bad
+// line is skipped with a warning.
+func (r *journalReader) entry(n int, line []byte, complete bool, ids *idSet) {
 	f, m, fast := r.scan.entry(line)
 	if !fast {
 		// encoding/json needs f on the heap: only for the lines it reads,
@@ -302,6 +263,10 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 	e := Entry{Type: f.Type, ID: f.ID, Retried: f.Retried, Line: n}
 	if f.ParentID != nil {
 		e.ParentID = *f.ParentID
+		if fast {
+			e.ParentID = r.keepParent(e.ParentID)
+		}
+		f.ParentID = nil // it may view the line's buffer, as f.Timestamp does
 	}
 	if t, err := time.Parse(time.RFC3339Nano, f.Timestamp); err == nil {
 		e.Timestamp = t
@@ -350,7 +315,9 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 	if f.Summary != "" || f.TokensBefore != 0 || f.Provider != "" || f.ModelID != "" || f.Message != nil || f.Decision != nil {
 		e.details = &Details{Summary: f.Summary, TokensBefore: f.TokensBefore, Provider: f.Provider, ModelID: f.ModelID, PiMessage: f.Message, Decision: f.Decision}
 	}
-	ids[e.ID] = struct{}{}
+	if ids != nil && ids.add(e.ID) {
+		r.dupIDs = true
+	}
 	r.ld.Entries = append(r.ld.Entries, e)
 	if f.Type != "message" || f.Message != nil {
 		// A plain message entry needs nothing beyond its Entry.
@@ -360,6 +327,16 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids map[string]
 		kept := f
 		r.fields[len(r.ld.Entries)-1] = &kept
 	}
+}
+
+// keepParent returns a parent id the fast decoder read as a view of the
+// line: the id of the entry above when it is that one (so it shares its
+// bytes), else a copy.
+func (r *journalReader) keepParent(p string) string {
+	if k := len(r.ld.Entries); k > 0 && r.ld.Entries[k-1].ID == p {
+		return r.ld.Entries[k-1].ID
+	}
+	return r.scan.arena.string(p)
 }
 
 // field returns the fields of entry i that the context needs.
@@ -467,41 +444,6 @@ func (r *journalReader) context() {
 	for _, i := range path[comp+1:] {
 		r.addContext(i)
 	}
-}
-
-// chain returns the indexes of the entries from the root to the last entry
-// along parentId, as pi rebuilds a context. When a parent is missing
-// (usually because its line was corrupt and skipped) the walk goes on with
-// the entry just above in the file, so one bad line does not cut off all
-// the history before it.
-func (r *journalReader) chain() []int {
-	es := r.ld.Entries
-	byID := make(map[string]int, len(es))
-	for i := range es {
-		byID[es[i].ID] = i
-	}
-	seen := make([]bool, len(es))
-	var path []int
-	for i := len(es) - 1; i >= 0 && !seen[i]; {
-		seen[i] = true
-		path = append(path, i)
-		p := es[i].ParentID
-		if p == "" {
-			break
-		}
-		if k, ok := byID[p]; ok {
-			i = k
-			continue
-		}
-		if !r.skipped {
-			r.warn(es[i].Line, "parent entry %q not found; continuing with the entry above", p)
-		}
-		i--
-	}
-	for a, b := 0, len(path)-1; a < b; a, b = a+1, b-1 {
-		path[a], path[b] = path[b], path[a]
-	}
-	return path
 }
 
 func (r *journalReader) push(m llm.Message, id string) {

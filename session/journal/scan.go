@@ -83,7 +83,6 @@ func Scan(ctx context.Context, path string, from Pos, fn func(e *Entry, at Pos) 
 		br.Reset(f)
 		s.next0 = from
 	}
-	ids := map[string]struct{}{} // entry's bookkeeping for Open; not needed here
 	for k := 0; ; k++ {
 		if k%256 == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("journal: scan %s: %w", path, ctx.Err())
@@ -101,8 +100,7 @@ func Scan(ctx context.Context, path string, from Pos, fn func(e *Entry, at Pos) 
 		// r.ld.Entries holds only the entry before, which a version 1
 		// file's entries chain to (see entry).
 		before := len(r.ld.Entries)
-		r.entry(s.pos.Line, line, complete, ids)
-		clear(ids)
+		r.entry(s.pos.Line, line, complete, nil) // no ids: they are Open's bookkeeping
 		r.keepWarnings(out)
 		if len(r.ld.Entries) == before {
 			continue // skipped, with a warning
@@ -144,8 +142,7 @@ func (s *lineScan) next() (line []byte, complete, ok bool, err error) {
 	if s.next0.Line == 0 {
 		s.next0.Line = 1
 	}
-	line, complete, err = readJournalLine(s.br, s.buf[:0])
-	s.buf = line
+	line, complete, err = readJournalLine(s.br, &s.buf)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, false, false, err
 	}

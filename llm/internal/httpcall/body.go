@@ -3,6 +3,7 @@ package httpcall
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -103,22 +104,38 @@ func encodeList(buf *bytes.Buffer, enc *json.Encoder, l Lister) error {
 
 func (b *requestBody) len() int64 { return int64(b.buf.Len()) }
 
-// reader returns a reader of the whole body, for the transport to close.
-func (b *requestBody) reader() io.ReadCloser {
+// reader returns a reader of the whole body, for the transport to close;
+// an error once the body is released (the transport asks for it again only
+// before the response headers, which is before send releases it).
+func (b *requestBody) reader() (io.ReadCloser, error) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf == nil {
+		return nil, errReleased
+	}
 	b.refs++
-	b.mu.Unlock()
-	return &bodyReader{Reader: bytes.NewReader(b.buf.Bytes()), body: b}
+	r := &bodyReader{body: b}
+	r.r.Reset(b.buf.Bytes())
+	return r, nil
 }
 
-// release drops one reference; the last returns the buffer to the pool.
+var errReleased = errors.New("request body already sent and released")
+
+// release drops one reference; the last lets the buffer go (back to the
+// pool if it is worth keeping). The request, and so the transport, holds
+// the body and its readers for as long as the response streams: they must
+// not hold the buffer too, or every streaming session keeps its whole
+// request (megabytes, for a long conversation).
 func (b *requestBody) release() {
 	b.mu.Lock()
 	b.refs--
-	last := b.refs == 0
+	var buf *bytes.Buffer
+	if b.refs == 0 {
+		buf, b.buf = b.buf, nil
+	}
 	b.mu.Unlock()
-	if last && b.buf.Cap() >= minPooled {
-		bodies.Put(b.buf)
+	if buf != nil && buf.Cap() >= minPooled {
+		bodies.Put(buf)
 	}
 }
 
@@ -127,13 +144,29 @@ func (b *requestBody) release() {
 // idle sessions would hold.
 const minPooled = 64 << 10
 
+// bodyReader reads a requestBody. The transport may close it from another
+// goroutine than the one reading it, hence the lock.
 type bodyReader struct {
-	*bytes.Reader
-	body *requestBody
-	once sync.Once
+	mu     sync.Mutex
+	r      bytes.Reader
+	body   *requestBody
+	closed bool
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.r.Read(p)
 }
 
 func (r *bodyReader) Close() error {
-	r.once.Do(r.body.release)
+	r.mu.Lock()
+	first := !r.closed
+	r.closed = true
+	r.r.Reset(nil) // let go of the buffer: the request keeps this reader
+	r.mu.Unlock()
+	if first {
+		r.body.release()
+	}
 	return nil
 }

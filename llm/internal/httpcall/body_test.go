@@ -37,7 +37,7 @@ func TestEncodeList(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := b.reader()
+			r, _ := b.reader()
 			got, _ := io.ReadAll(r)
 			if string(got) != tc.want {
 				t.Fatalf("got %s want %s", got, tc.want)

@@ -17,10 +17,16 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/rally-agent/rally/llm"
 )
+
+// defaultClient is the client of every call whose options name none: one
+// for the process, so that calls share its pool of connections, as they
+// did over http.DefaultTransport. It is never changed once built.
+var defaultClient = sync.OnceValue(func() *http.Client { return &http.Client{Transport: llm.NewTransport()} })
 
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 1 << 20
@@ -98,8 +104,9 @@ func send(ctx context.Context, o *llm.ClientOptions, method, url string, header 
 		// The body straight from the pooled buffer; GetBody lets the
 		// transport send it again on a fresh connection, as it does for a
 		// bytes.Reader.
-		req.Body, req.ContentLength = payload.reader(), payload.len()
-		req.GetBody = func() (io.ReadCloser, error) { return payload.reader(), nil }
+		req.Body, _ = payload.reader() // not released yet: no error
+		req.ContentLength = payload.len()
+		req.GetBody = payload.reader
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -119,7 +126,7 @@ func send(ctx context.Context, o *llm.ClientOptions, method, url string, header 
 	firstByte := time.AfterFunc(timeout, func() { cancel(ErrFirstByteTimeout) })
 	client := o.HTTP
 	if client == nil {
-		client = &http.Client{}
+		client = defaultClient()
 	}
 	resp, err := client.Do(req)
 	firstByte.Stop()

@@ -1,0 +1,107 @@
+package journal
+
+// idSet holds the entry ids of a file, so that a new one never collides
+// (newEntryID). Nearly every id is pi's form, 8 lowercase hex characters:
+// those are kept as 32-bit numbers in an open-addressed table, 4 bytes
+// each where a map[string]struct{} took about 33 and a hash of the string
+// on every line of a load; any other id (a version 1 file's "v1-N", a
+// UUID) goes into a map.
+type idSet struct {
+	// table holds each hex id plus one (0 marks a free slot, so the id
+	// 00000000 needs no special case); its length is a power of two, at
+	// least twice the ids it holds.
+	table []uint32
+	n     int
+	other map[string]struct{}
+}
+
+// newIDSet returns a set sized for about n ids.
+func newIDSet(n int) *idSet {
+	size := 16
+	for size < 2*n {
+		size <<= 1
+	}
+	return &idSet{table: make([]uint32, size)}
+}
+
+// add puts id in the set and reports whether it was there already.
+func (s *idSet) add(id string) (dup bool) {
+	v, ok := hexID(id)
+	if !ok {
+		if s.other == nil {
+			s.other = map[string]struct{}{}
+		}
+		_, dup = s.other[id]
+		s.other[id] = struct{}{}
+		return dup
+	}
+	if 2*(s.n+1) > len(s.table) {
+		s.grow()
+	}
+	i, found := s.slot(v)
+	if found {
+		return true
+	}
+	s.table[i] = v + 1
+	s.n++
+	return false
+}
+
+// has reports whether id is in the set.
+func (s *idSet) has(id string) bool {
+	if v, ok := hexID(id); ok {
+		_, found := s.slot(v)
+		return found
+	}
+	_, ok := s.other[id]
+	return ok
+}
+
+// slot returns where v is in the table, or the free slot where it would go.
+func (s *idSet) slot(v uint32) (int, bool) {
+	mask := len(s.table) - 1
+	// Ids are random, but a file's may not be: mix before probing.
+	for i := int(v*0x9e3779b1) & mask; ; i = (i + 1) & mask {
+		switch s.table[i] {
+		case 0:
+			return i, false
+		case v + 1:
+			return i, true
+		}
+	}
+}
+
+func (s *idSet) grow() {
+	old := s.table
+	s.table = make([]uint32, max(2*len(old), 16))
+	for _, w := range old {
+		if w != 0 {
+			i, _ := s.slot(w - 1)
+			s.table[i] = w
+		}
+	}
+}
+
+// hexID reads an id of pi's form (8 lowercase hex characters, as
+// newEntryID writes them) as a number. Upper case is another id, so it is
+// not of the form, and neither is ffffffff, which the table cannot hold
+// (it stores each id plus one).
+func hexID(id string) (uint32, bool) {
+	if len(id) != 8 {
+		return 0, false
+	}
+	var v uint32
+	for i := range 8 {
+		c := id[i]
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint32(c)
+	}
+	return v, v != 1<<32-1
+}
