@@ -1,12 +1,16 @@
 package fleet_test
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/fleet/redistest"
 	"github.com/rally-agent/rally/llmtest"
+	"github.com/redis/go-redis/v9"
 )
 
 // These tests each catch a mutant that lived through the rest of the
@@ -48,5 +52,78 @@ func TestReplicaAskedOnce(t *testing.T) {
 	// EVALSHA (the script is not loaded there), then EVAL, refused.
 	if n := evals(w); n != 2 {
 		t.Fatalf("%d scripts sent to the replica, want 2 (EVALSHA, then one EVAL)", n)
+	}
+}
+
+// TestStatusAsShown: `rally fleet status` shows a model id with a colon as
+// it is, a breaker counting failures below its threshold as closed, the
+// request budget refilled since Redis last updated it, a limit that is not
+// set as none, and, with no budget to compute from, the levels as stored.
+// Bugs caught: the key parts shown escaped (qwen3%3A8b: the unescape's
+// test negated); a closed breaker with failures shown probing (open >= 0
+// for open > 0); the refill subtracted or divided by the rate; a limit
+// of 0 shown as 0 left (n < 0 for n <= 0, or the budget test negated).
+func TestStatusAsShown(t *testing.T) {
+	rs := redistest.Start(t)
+	fake := llmtest.NewServer(t, llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.ServerError})
+	f := steady(t, rs.URL)
+	g := gate(f, fake, key1)
+	g.Model = "qwen3:8b"
+	g.Breaker = fleet.Breaker{Failures: 3, Window: time.Minute, Open: time.Minute}
+	g.Budget = fleet.Budget{Requests: 100} // a burst of 10, then 90 a minute
+	if err := ask(t.Context(), g); err == nil {
+		t.Fatal("want a 500")
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	keys, err := rdb.Keys(t.Context(), "rally:budget:*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("budget keys %v (%v), want one", keys, err)
+	}
+	// Nothing left, as of 2 s ago on Redis's clock: 2 s of refill at
+	// 90 a minute is 3 requests.
+	now, err := rdb.Time(t.Context()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.HSet(t.Context(), keys[0], "r", "0", "ts", strconv.FormatInt(now.UnixMilli()-2000, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	st, err := f.Status(t.Context(), func(string) fleet.Budget { return g.Budget })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Breakers) != 1 {
+		t.Fatalf("breakers %+v, want one", st.Breakers)
+	}
+	if b := st.Breakers[0]; b.Provider != "acme" || b.Model != "qwen3:8b" || b.State != "closed" || b.Failures != 1 || !b.OpenUntil.IsZero() {
+		t.Errorf("breaker %+v, want acme/qwen3:8b closed with 1 failure", b)
+	}
+	if len(st.Budgets) != 1 {
+		t.Fatalf("budgets %+v, want one", st.Budgets)
+	}
+	// The upper bound leaves a second of slack for a loaded machine.
+	if b := st.Budgets[0]; b.Requests < 2.99 || b.Requests > 4.5 || !math.IsNaN(b.Tokens) {
+		t.Errorf("budget %+v, want about 3 requests left (2 s of refill) and no token limit (NaN)", b)
+	}
+
+	st, err = f.Status(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Budgets) != 1 || st.Budgets[0].Requests != 0 || st.Budgets[0].Tokens != 0 {
+		t.Errorf("budgets %+v with no budget given, want the levels stored (0 and 0)", st.Budgets)
+	}
+}
+
+// TestOpenNamesTheBadURL: a URL of the wrong scheme is named in the error,
+// its password masked, so the user sees which setting is wrong. Bug
+// caught: the parse's test negated in redacted, so every URL that parses
+// is shown as "(unparsable)".
+func TestOpenNamesTheBadURL(t *testing.T) {
+	_, err := fleet.Open(fleet.Config{URL: "http://rally:hunter2@cache.example:6380"})
+	if err == nil || !strings.Contains(err.Error(), `"http://rally:xxxxx@cache.example:6380"`) || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("Open: %v; want the URL named with its password masked", err)
 	}
 }
