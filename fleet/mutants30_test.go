@@ -127,3 +127,34 @@ func TestOpenNamesTheBadURL(t *testing.T) {
 		t.Fatalf("Open: %v; want the URL named with its password masked", err)
 	}
 }
+
+// TestWaitString: the line a user reads for each wait, rounded to a tenth
+// of a second. Bugs caught: the credential's test negated (a wait on a
+// credential names none, one with none gets a stray space); the rounding
+// unit divided (100/time.Millisecond is 0: no rounding, 1.234567s); the
+// status's test negated (a 429 said as "told to wait", and "got 0").
+func TestWaitString(t *testing.T) {
+	const d = 1234567 * time.Microsecond
+	tests := []struct {
+		w    fleet.Wait
+		want string
+	}{
+		{fleet.Wait{Reason: fleet.WaitCooldown, Provider: "acme", Credential: "work", Fingerprint: "ab12", Delay: d, Status: 429},
+			"fleet: waiting 1.2s: another agent got 429 on acme work (key ab12)"},
+		{fleet.Wait{Reason: fleet.WaitCooldown, Provider: "acme", Fingerprint: "ab12", Delay: d},
+			"fleet: waiting 1.2s: another agent was told to wait on acme (key ab12)"},
+		{fleet.Wait{Reason: fleet.WaitBreaker, Provider: "acme", Model: "m", Delay: d},
+			"fleet: waiting 1.2s: acme/m failed repeatedly across the fleet (circuit breaker open)"},
+		{fleet.Wait{Reason: fleet.WaitProbe, Provider: "acme", Model: "m", Delay: d},
+			"fleet: waiting for another agent's probe of acme/m"},
+		{fleet.Wait{Reason: fleet.WaitBudget, Provider: "acme", Credential: "work", Fingerprint: "ab12", Delay: d},
+			"fleet: waiting 1.2s: request budget of acme work (key ab12) is spent for now"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := tt.w.String(); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
