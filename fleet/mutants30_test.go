@@ -1,14 +1,19 @@
 package fleet_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rally-agent/rally/fleet"
 	"github.com/rally-agent/rally/fleet/redistest"
+	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/redis/go-redis/v9"
 )
@@ -154,6 +159,217 @@ func TestWaitString(t *testing.T) {
 		t.Run(tt.want, func(t *testing.T) {
 			if got := tt.w.String(); got != tt.want {
 				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// breakerKey is the breaker's hash of gate's route (acme, m).
+const breakerKey = "rally:breaker:acme:m"
+
+// down is a transient failure with no hint: it counts for the breaker and
+// sets no cooldown.
+var down = llmtest.Step{Fault: llmtest.HTTPError, Error: llmtest.ServerError}
+
+// TestBreakerDefaults: a Breaker with only Failures set opens for 30 s and
+// counts failures over a minute; a Window that is set is kept. Bugs
+// caught: the defaults' tests loosened (Open or Window of 0 kept: the
+// breaker closes at once, or never counts a second failure) or negated
+// (a set Window replaced by the minute), and 30/time.Second for 30 s.
+func TestBreakerDefaults(t *testing.T) {
+	// fail sends one failing request through a gate with br, then moves
+	// the breaker's first failure back by ago on Redis's clock.
+	fail := func(t *testing.T, rs *redistest.Server, g *fleet.Gate, ago time.Duration) {
+		t.Helper()
+		if err := ask(t.Context(), g); err == nil {
+			t.Fatal("want a 500")
+		}
+		rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+		defer rdb.Close()
+		if err := rdb.HSet(t.Context(), breakerKey, "first", redisNow(t, rdb)-ago.Milliseconds()).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("open for 30 s", func(t *testing.T) {
+		rs := redistest.Start(t)
+		g := gate(steady(t, rs.URL), llmtest.NewServer(t, down, llmtest.Step{Text: "ok"}), key1)
+		g.Breaker = fleet.Breaker{Failures: 1}
+		fail(t, rs, g, 0)
+		if w := firstWait(t, g); w.Reason != fleet.WaitBreaker || w.Delay <= 25*time.Second || w.Delay > 30*time.Second {
+			t.Errorf("wait %+v, want the breaker's 30 s", w)
+		}
+	})
+	t.Run("failures counted over a minute", func(t *testing.T) {
+		rs := redistest.Start(t)
+		g := gate(steady(t, rs.URL), llmtest.NewServer(t, down, down, llmtest.Step{Text: "ok"}), key1)
+		g.Breaker = fleet.Breaker{Failures: 2, Open: time.Minute}
+		fail(t, rs, g, 30*time.Second)
+		fail(t, rs, g, 0)
+		if w := firstWait(t, g); w.Reason != fleet.WaitBreaker {
+			t.Errorf("wait %+v after 2 failures 30 s apart, want the breaker open", w)
+		}
+	})
+	t.Run("a set window", func(t *testing.T) {
+		rs := redistest.Start(t)
+		fake := llmtest.NewServer(t, down, down, llmtest.Step{Text: "ok"})
+		g := gate(steady(t, rs.URL), fake, key1)
+		g.Breaker = fleet.Breaker{Failures: 2, Window: 10 * time.Second, Open: time.Minute}
+		fail(t, rs, g, 20*time.Second)
+		fail(t, rs, g, 0)
+		if err := goesAtOnce(t, g); err != nil {
+			t.Errorf("after 2 failures 20 s apart in a 10 s window: %v", err)
+		}
+	})
+}
+
+// goesAtOnce asks through g; a wait it is told of is an error, and ends
+// the request.
+func goesAtOnce(t *testing.T, g *fleet.Gate) error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var waited fleet.Wait
+	g.OnWait = func(w fleet.Wait) { waited = w; cancel() }
+	err := ask(ctx, g)
+	if waited.Reason != "" {
+		return fmt.Errorf("told to wait: %s", waited)
+	}
+	return err
+}
+
+// TestBudgetOfOne: a limit of 1 a window keeps requests a window apart.
+// Bug caught: its refill not set (refill < 0 for <= 0: the burst of 1
+// leaves nothing to refill), so the second request waits forever.
+func TestBudgetOfOne(t *testing.T) {
+	rs := redistest.Start(t)
+	g := gate(steady(t, rs.URL), llmtest.NewServer(t, llmtest.Step{Text: "ok"}), key1)
+	g.Budget = fleet.Budget{Requests: 1, Window: 10 * time.Second}
+	if err := ask(t.Context(), g); err != nil {
+		t.Fatal(err)
+	}
+	if w := firstWait(t, g); w.Reason != fleet.WaitBudget || w.Delay <= 8*time.Second || w.Delay > 10*time.Second {
+		t.Errorf("wait %+v, want the budget's 10 s", w)
+	}
+}
+
+// counted is a provider that counts the requests it was given.
+type counted struct {
+	llm.Provider
+	n atomic.Int32
+}
+
+func (c *counted) Stream(ctx context.Context, req *llm.Request) (*llm.Stream, error) {
+	c.n.Add(1)
+	return c.Provider.Stream(ctx, req)
+}
+
+// TestCancelledWhileAskingNeverSends: a request cancelled while the gate
+// asks Redis returns the cancellation and is never handed to the
+// provider. Bug caught: the cancellation's test negated, so the request
+// goes on to the provider as if Redis had failed.
+func TestCancelledWhileAskingNeverSends(t *testing.T) {
+	rs := redistest.Start(t)
+	g := gate(steady(t, rs.URL), llmtest.NewServer(t, llmtest.Step{Text: "ok"}), key1)
+	c := &counted{Provider: g.Provider}
+	g.Provider = c
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := ask(ctx, g); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if n := c.n.Load(); n != 0 {
+		t.Errorf("the provider was given %d requests after the cancellation", n)
+	}
+}
+
+// scriptRuns counts the scripts Redis ran (each calls TIME first).
+func scriptRuns(w *redistest.Watch) int {
+	n := 0
+	for _, c := range w.Commands() {
+		if len(c) == 1 && strings.EqualFold(c[0], "TIME") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestCleanSuccessOneRoundTrip: a success on a breaker with no failures
+// costs one script (the admission), not two. Bug caught: cool >= 0 for
+// cool > 0, which records every success.
+func TestCleanSuccessOneRoundTrip(t *testing.T) {
+	rs := redistest.Start(t)
+	w := rs.Watch()
+	g := gate(steady(t, rs.URL), llmtest.NewServer(t, llmtest.Step{Text: "ok"}, llmtest.Step{Text: "ok"}), key1)
+	g.Breaker = fleet.Breaker{Failures: 3}
+	for range 2 {
+		if err := ask(t.Context(), g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := scriptRuns(w); n != 2 {
+		t.Errorf("%d scripts for 2 clean successes, want 2", n)
+	}
+}
+
+// TestBreakerOffTakesNoPart: a process whose breaker is off (Failures 0)
+// neither opens the shared breaker with its failures nor waits on the one
+// other processes opened. Bugs caught: Failures >= 0 for > 0 in the
+// record (its failure opens the breaker for everyone, and rally fleet
+// status shows it open) or in the admission (it waits with the others).
+func TestBreakerOffTakesNoPart(t *testing.T) {
+	t.Run("its failures", func(t *testing.T) {
+		rs := redistest.Start(t)
+		f := steady(t, rs.URL)
+		off := gate(f, llmtest.NewServer(t, down), key1)
+		if err := ask(t.Context(), off); err == nil {
+			t.Fatal("want a 500")
+		}
+		st, err := f.Status(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Breakers) != 0 {
+			t.Errorf("breakers %+v after a failure with the breaker off, want none", st.Breakers)
+		}
+	})
+	t.Run("another's open breaker", func(t *testing.T) {
+		rs := redistest.Start(t)
+		fake := llmtest.NewServer(t, down, llmtest.Step{Text: "ok"})
+		on := gate(steady(t, rs.URL), fake, key1)
+		on.Breaker = fleet.Breaker{Failures: 1, Open: time.Minute}
+		if err := ask(t.Context(), on); err == nil {
+			t.Fatal("want a 500")
+		}
+		off := gate(steady(t, rs.URL), fake, key1)
+		if err := goesAtOnce(t, off); err != nil {
+			t.Errorf("breaker off: %v", err)
+		}
+	})
+}
+
+// TestEstimateOnlyForATokenBudget: a request's tokens are counted (the
+// whole context, each request) only when a token budget needs them. Bug
+// caught: Tokens >= 0 for > 0, which counts them for every request.
+func TestEstimateOnlyForATokenBudget(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		budget fleet.Budget
+		want   int32
+	}{
+		{"requests only", fleet.Budget{Requests: 100}, 0},
+		{"tokens", fleet.Budget{Tokens: 10_000}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := redistest.Start(t)
+			g := gate(steady(t, rs.URL), llmtest.NewServer(t, llmtest.Step{Text: "ok"}), key1)
+			g.Budget = tt.budget
+			var n atomic.Int32
+			g.Estimate = func(*llm.Request) int { n.Add(1); return 10 }
+			if err := ask(t.Context(), g); err != nil {
+				t.Fatal(err)
+			}
+			if got := n.Load(); got != tt.want {
+				t.Errorf("estimated %d times, want %d", got, tt.want)
 			}
 		})
 	}
