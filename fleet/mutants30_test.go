@@ -374,3 +374,29 @@ func TestEstimateOnlyForATokenBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestProbeWaitToldOnce: a wait for another agent's probe is re-asked
+// every 250 ms and told once. Bugs caught: either test of the telling
+// negated, so the user reads the same line four times a second.
+func TestProbeWaitToldOnce(t *testing.T) {
+	rs := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	lease := redisNow(t, rdb) + 30_000
+	if err := rdb.HSet(t.Context(), breakerKey, "open", 1, "fails", 3, "probe", "another agent", "probeUntil", lease).Err(); err != nil {
+		t.Fatal(err)
+	}
+	fake := llmtest.NewServer(t, llmtest.Step{Text: "ok"})
+	g := gate(steady(t, rs.URL), fake, key1)
+	g.Breaker = fleet.Breaker{Failures: 3, Window: time.Minute, Open: time.Minute}
+	g.MaxWait = 600 * time.Millisecond // three re-asks, then a 503
+	var told []fleet.Wait
+	g.OnWait = func(w fleet.Wait) { told = append(told, w) }
+	var ae *llm.APIError
+	if err := ask(t.Context(), g); !errors.As(err, &ae) || ae.StatusCode != 503 {
+		t.Fatalf("err %v, want a 503 once the probe was waited for MaxWait", err)
+	}
+	if len(told) != 1 || told[0].Reason != fleet.WaitProbe {
+		t.Errorf("told %v, want the probe's wait once", told)
+	}
+}
