@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -15,6 +17,7 @@ import (
 	"github.com/rally-agent/rally/fleet/redistest"
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/llmtest"
+	"github.com/rally-agent/rally/window"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -397,4 +400,34 @@ func TestProbeWaitToldOnce(t *testing.T) {
 	if len(told) != 1 || told[0].Reason != fleet.WaitProbe {
 		t.Errorf("told %v, want the probe's wait once", told)
 	}
+}
+
+// TestLearnWithNowhereToKeepIt: a learned window fails only when neither
+// Redis nor the local store took it. Bug caught: the Redis error's test
+// negated, so a window Redis could not take with no local store is lost
+// without an error, and one Redis took is reported as failed because the
+// local file could not be written.
+func TestLearnWithNowhereToKeepIt(t *testing.T) {
+	t.Run("redis down, no local store", func(t *testing.T) {
+		rs := redistest.Start(t)
+		w := &fleet.Windows{Fleet: open(t, rs.URL, nil)}
+		rs.Stop()
+		if err := w.Learn(t.Context(), "acme", "", "m", 4096); err == nil {
+			t.Error("learn with redis down and no local store: no error, want one")
+		}
+	})
+	t.Run("redis took it, the local store did not", func(t *testing.T) {
+		rs := redistest.Start(t)
+		notDir := filepath.Join(t.TempDir(), "file")
+		if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		w := &fleet.Windows{Fleet: steady(t, rs.URL), Local: &window.File{Path: filepath.Join(notDir, "windows.json")}}
+		if err := w.Learn(t.Context(), "acme", "", "m", 4096); err != nil {
+			t.Errorf("learn that redis took: %v", err)
+		}
+		if n, err := (&fleet.Windows{Fleet: steady(t, rs.URL)}).Window(t.Context(), "acme", "", "m"); n != 4096 || err != nil {
+			t.Errorf("window from redis %d (%v), want 4096", n, err)
+		}
+	})
 }
