@@ -431,3 +431,31 @@ func TestLearnWithNowhereToKeepIt(t *testing.T) {
 		}
 	})
 }
+
+// TestWindowRedisRefusesTheRead: when Redis answers a window's read with
+// an error (a bad writer left a hash at the key: WRONGTYPE), the local
+// store answers if there is one, and the error is said if there is none.
+// Bug caught: the no-local-store case negated, so the local window is
+// hidden behind the error, and with no store the error is dropped.
+// (gremlins counts a switch's cases as not covered, so it never ran this
+// one; it lived when made by hand.)
+func TestWindowRedisRefusesTheRead(t *testing.T) {
+	rs := redistest.Start(t)
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	if err := rdb.HSet(t.Context(), "rally:window:acme::m", "tokens", "4096").Err(); err != nil {
+		t.Fatal(err)
+	}
+	local := &window.File{Path: window.Path(t.TempDir())}
+	if err := local.Learn(t.Context(), "acme", "", "m", 2048); err != nil {
+		t.Fatal(err)
+	}
+	withLocal := &fleet.Windows{Fleet: steady(t, rs.URL), Local: local}
+	if n, err := withLocal.Window(t.Context(), "acme", "", "m"); n != 2048 || err != nil {
+		t.Errorf("with a local store: %d (%v), want its 2048", n, err)
+	}
+	alone := &fleet.Windows{Fleet: steady(t, rs.URL)}
+	if n, err := alone.Window(t.Context(), "acme", "", "m"); n != 0 || err == nil || !strings.Contains(err.Error(), "WRONGTYPE") {
+		t.Errorf("with no local store: %d (%v), want the WRONGTYPE error", n, err)
+	}
+}
