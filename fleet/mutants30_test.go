@@ -459,3 +459,31 @@ func TestWindowRedisRefusesTheRead(t *testing.T) {
 		t.Errorf("with no local store: %d (%v), want the WRONGTYPE error", n, err)
 	}
 }
+
+// TestWindowKeptAMonthAndDownIsLocal: a learned window stays in Redis for
+// about a month (it must outlive any session); a window read as Redis
+// goes down, with no local store, is no window rather than an error (the
+// Fleet already warned); and the failure that puts the Fleet in local
+// mode is ErrLocal for errors.Is. Bugs caught (a constant and a method
+// gremlins does not reach; made by hand): WindowTTL 30/24*time.Hour (an
+// hour), and downError.Is negated (the ping's error is not ErrLocal).
+func TestWindowKeptAMonthAndDownIsLocal(t *testing.T) {
+	rs := redistest.Start(t)
+	w := &fleet.Windows{Fleet: open(t, rs.URL, nil)}
+	if err := w.Learn(t.Context(), "acme", "", "m", 4096); err != nil {
+		t.Fatal(err)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: rs.Addr})
+	defer rdb.Close()
+	if ttl, err := rdb.TTL(t.Context(), "rally:window:acme::m").Result(); err != nil || ttl < 29*24*time.Hour {
+		t.Errorf("window key ttl %v (%v), want about 30 days", ttl, err)
+	}
+	rs.Stop()
+	if n, err := w.Window(t.Context(), "acme", "", "m"); n != 0 || err != nil {
+		t.Errorf("window as redis goes down: %d, %v; want 0 and no error", n, err)
+	}
+	f := open(t, rs.URL, nil)
+	if err := f.Ping(t.Context()); !errors.Is(err, fleet.ErrLocal) {
+		t.Errorf("ping with redis down: %v, want ErrLocal for errors.Is", err)
+	}
+}
