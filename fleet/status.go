@@ -3,9 +3,11 @@ package fleet
 import (
 	"cmp"
 	"context"
+	"errors"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rally-agent/rally/auth"
@@ -19,6 +21,10 @@ type Status struct {
 	Cooldowns []Cooldown
 	Budgets   []BudgetState
 	Breakers  []BreakerState
+	// Skipped are keys under rally's prefixes that hold something other
+	// than a hash: not rally's (another program, a hand-made key). Status
+	// reads past them rather than failing, and names them.
+	Skipped []string
 }
 
 // Cooldown is one credential held back by a server's hint.
@@ -79,7 +85,7 @@ func (f *Fleet) Status(ctx context.Context, budget func(provider string) Budget)
 }
 
 // each runs fn for every hash whose key matches kind, with its parts.
-func (f *Fleet) each(ctx context.Context, c *redis.Client, kind string, fn func(parts []string, h map[string]string)) error {
+func (f *Fleet) each(ctx context.Context, c *redis.Client, st *Status, kind string, fn func(parts []string, h map[string]string)) error {
 	keys, err := scan(ctx, c, f.key(kind)+":*")
 	if err != nil {
 		return err
@@ -87,6 +93,10 @@ func (f *Fleet) each(ctx context.Context, c *redis.Client, kind string, fn func(
 	slices.Sort(keys)
 	for _, k := range keys {
 		h, err := c.HGetAll(ctx, k).Result()
+		if wrongType(err) {
+			st.Skipped = append(st.Skipped, k)
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -95,6 +105,13 @@ func (f *Fleet) each(ctx context.Context, c *redis.Client, kind string, fn func(
 		}
 	}
 	return nil
+}
+
+// wrongType reports Redis's reply to a hash command on a key that holds
+// another type.
+func wrongType(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "WRONGTYPE ")
 }
 
 func num(s string) float64 {
@@ -108,7 +125,7 @@ func num(s string) float64 {
 func ms(v float64) time.Time { return time.UnixMilli(int64(v)) }
 
 func (f *Fleet) cooldowns(ctx context.Context, c *redis.Client, st *Status, now time.Time) error {
-	return f.each(ctx, c, "cool", func(p []string, h map[string]string) {
+	return f.each(ctx, c, st, "cool", func(p []string, h map[string]string) {
 		if u := ms(num(h["until"])); u.After(now) {
 			st.Cooldowns = append(st.Cooldowns, Cooldown{Provider: p[0], Fingerprint: p[1], Until: u, Status: int(num(h["status"]))})
 		}
@@ -116,7 +133,7 @@ func (f *Fleet) cooldowns(ctx context.Context, c *redis.Client, st *Status, now 
 }
 
 func (f *Fleet) budgets(ctx context.Context, c *redis.Client, st *Status, now time.Time, budget func(string) Budget) error {
-	return f.each(ctx, c, "budget", func(p []string, h map[string]string) {
+	return f.each(ctx, c, st, "budget", func(p []string, h map[string]string) {
 		b := BudgetState{Provider: p[0], Fingerprint: p[1], Requests: math.NaN(), Tokens: math.NaN()}
 		var cfg Budget
 		if budget != nil {
@@ -144,7 +161,7 @@ func (f *Fleet) budgets(ctx context.Context, c *redis.Client, st *Status, now ti
 }
 
 func (f *Fleet) breakers(ctx context.Context, c *redis.Client, st *Status, now time.Time) error {
-	return f.each(ctx, c, "breaker", func(p []string, h map[string]string) {
+	return f.each(ctx, c, st, "breaker", func(p []string, h map[string]string) {
 		b := BreakerState{Provider: p[0], Model: p[1], State: "closed", Failures: int(num(h["fails"]))}
 		if open := num(h["open"]); open > 0 {
 			b.OpenUntil = ms(open)

@@ -195,6 +195,9 @@ func fleetStatus(ctx context.Context, w io.Writer, f *fleet.Fleet, st *settings.
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%d\t%s\n", b.Provider, b.Model, b.State, b.Failures, until)
 	}
+	if n := len(status.Skipped); n > 0 {
+		fmt.Fprintf(tw, "\nskipped %d key(s) under rally's prefix that are not rally's (not a hash): %s\n", n, strings.Join(status.Skipped, ", "))
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
