@@ -81,7 +81,7 @@ func writeSettings(w *htmlw.Writer, d *settingsData) {
 		w.Text(d.Target)
 		w.Raw(" file</button>")
 	}
-	w.Raw("</div>\n</form>\n" + foot + "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n")
+	w.Raw("</div>\n</form>\n" + foot)
 }
 
 // legend writes a fieldset's opening: its id, legend and description.
