@@ -182,21 +182,27 @@ func TestReflectMethodReached(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msg := reflectMethodReached(tt.dump)
-			if (msg == "") != (tt.want == nil) {
-				t.Fatalf("reflectMethodReached = %q, want it to say %q", msg, tt.want)
-			}
-			rest := msg
-			for _, w := range tt.want {
-				i := strings.Index(rest, w)
-				if i < 0 {
-					t.Fatalf("%q not in order in:\n%s", w, msg)
-				}
-				rest = rest[i+len(w):]
-			}
+			saysInOrder(t, "reflectMethodReached", reflectMethodReached(tt.dump), tt.want)
 		})
 	}
 	if checkSize(100+sizeHeadroom, 100) != "" || checkSize(101+sizeHeadroom, 100) == "" {
 		t.Fatal("checkSize: the headroom is not where it should be")
+	}
+}
+
+// saysInOrder fails unless msg holds each of want in order; want nil: msg
+// must be "" (what a check returns when all is well).
+func saysInOrder(t *testing.T, what, msg string, want []string) {
+	t.Helper()
+	if (msg == "") != (want == nil) {
+		t.Fatalf("%s = %q, want it to say %q", what, msg, want)
+	}
+	rest := msg
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("%q not in order in:\n%s", w, msg)
+		}
+		rest = rest[i+len(w):]
 	}
 }

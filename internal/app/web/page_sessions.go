@@ -49,6 +49,15 @@ func countCell(w *htmlw.Writer, n int, open string) {
 	w.Raw("</b>")
 }
 
+// fromTo writes "from–to of total", the rows a page shows.
+func fromTo(w *htmlw.Writer, from, to, total int) {
+	w.Int(from)
+	w.Raw("–")
+	w.Int(to)
+	w.Raw(" of ")
+	w.Int(total)
+}
+
 // link writes " · <a href=URL id=ID>label</a>" when url is set.
 func link(w *htmlw.Writer, url, id, label string) {
 	if url == "" {
@@ -95,11 +104,7 @@ func writeSessions(w *htmlw.Writer, d *sessionsData) {
 			w.Raw("</td></tr>")
 		}
 		w.Raw("\n</tbody></table>\n<p class=\"pager\">")
-		w.Int(d.From)
-		w.Raw("–")
-		w.Int(d.To)
-		w.Raw(" of ")
-		w.Int(d.Total)
+		fromTo(w, d.From, d.To, d.Total)
 		link(w, d.Newer, "newer", "← newer")
 		link(w, d.Older, "older", "older →")
 		if d.ShowAllLink {
@@ -162,11 +167,7 @@ func writeSession(w *htmlw.Writer, d *sessionData) {
 	w.Raw("\n<h2>Transcript</h2>\n")
 	if p := d.Pager; p != nil && p.Pages > 1 {
 		w.Raw(`<p class="pager" id="transcript-pager">entries `)
-		w.Int(p.From)
-		w.Raw("–")
-		w.Int(p.To)
-		w.Raw(" of ")
-		w.Int(p.Total)
+		fromTo(w, p.From, p.To, p.Total)
 		w.Raw(" · page ")
 		w.Int(p.Page)
 		w.Raw(" of ")

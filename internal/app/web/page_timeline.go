@@ -13,6 +13,15 @@ func writeTimeline(w *htmlw.Writer, t *timeline) {
 		w.F1(y)
 		w.Raw(`"`)
 	}
+	// box writes ` x y width height`, a rect's geometry.
+	box := func(x, y, width, height float64) {
+		at(x, y)
+		w.Raw(` width="`)
+		w.F1(width)
+		w.Raw(`" height="`)
+		w.F1(height)
+		w.Raw(`"`)
+	}
 	// label writes a <text> at x, y anchored by anchor.
 	label := func(class string, x, y float64, anchor, text string) {
 		w.Raw("<text" + class)
@@ -40,10 +49,8 @@ func writeTimeline(w *htmlw.Writer, t *timeline) {
 	w.Raw("\">tools</text>\n")
 	for _, b := range t.Breaks {
 		w.Raw(`<g class="break"><rect`)
-		at(b.X, t.Top)
-		w.Raw(` width="28" height="`)
-		w.F1(t.Bottom - t.Top)
-		w.Raw(`">`)
+		box(b.X, t.Top, tlBreakW, t.Bottom-t.Top)
+		w.Raw(`>`)
 		title(b.Label)
 		w.Raw("</rect>")
 		if b.Anchor != "" {
@@ -55,12 +62,8 @@ func writeTimeline(w *htmlw.Writer, t *timeline) {
 		w.Raw(`<g class="wait"><rect class="`)
 		w.Attr(wt.CSS)
 		w.Raw(`"`)
-		at(wt.X, t.CallY)
-		w.Raw(` width="`)
-		w.F1(wt.W)
-		w.Raw(`" height="`)
-		w.F1(t.BarH)
-		w.Raw(`">`)
+		box(wt.X, t.CallY, wt.W, t.BarH)
+		w.Raw(`>`)
 		title(wt.Title)
 		w.Raw("</rect>")
 		if wt.Label != "" {
@@ -74,12 +77,8 @@ func writeTimeline(w *htmlw.Writer, t *timeline) {
 		w.Raw(`"><rect class="`)
 		w.Attr(b.Class)
 		w.Raw(`"`)
-		at(b.X, b.Y)
-		w.Raw(` width="`)
-		w.F1(b.W)
-		w.Raw(`" height="`)
-		w.F1(tlBarH)
-		w.Raw(`">`)
+		box(b.X, b.Y, b.W, tlBarH)
+		w.Raw(`>`)
 		title(b.Title)
 		w.Raw("</rect></a>\n")
 	}
