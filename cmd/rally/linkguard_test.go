@@ -104,15 +104,21 @@ const (
 
 // TestBinarySize fails when rally's binary passes the size recorded in
 // testdata/size-budget.txt for this toolchain by more than the headroom.
-// Another toolchain or platform links another size: the test says so and
-// skips rather than compare unlike builds.
+// Another toolchain, platform or cgo setting links another size: the test
+// says so and skips rather than compare unlike builds.
 func TestBinarySize(t *testing.T) {
 	bin, _ := linkRally(t)
 	fi, err := os.Stat(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	toolchain := runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
+	// cgo links other code (the C resolver and user lookup): a build of
+	// its own, like another toolchain.
+	cgo, err := exec.Command("go", "env", "CGO_ENABLED").Output()
+	if err != nil {
+		t.Fatalf("go env CGO_ENABLED: %v", err)
+	}
+	toolchain := runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + " CGO_ENABLED=" + strings.TrimSpace(string(cgo))
 	if *updateSizeBudget {
 		body := fmt.Sprintf("# Size in bytes of `go build -buildvcs=false ./cmd/rally`, read by TestBinarySize.\n"+
 			"# Rewrite after a change meant to cost more, and say why in the commit:\n#\t%s\n%s\t%d\n", sizeBudgetUsage, toolchain, fi.Size())
