@@ -245,18 +245,7 @@ func TestCheckInitBudget(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msg := checkInitBudget(tt.got, table)
-			if (msg == "") != (tt.want == nil) {
-				t.Fatalf("checkInitBudget = %q, want it to say %q", msg, tt.want)
-			}
-			rest := msg
-			for _, w := range tt.want {
-				i := strings.Index(rest, w)
-				if i < 0 {
-					t.Fatalf("%q not in order in:\n%s", w, msg)
-				}
-				rest = rest[i+len(w):]
-			}
+			saysInOrder(t, "checkInitBudget", checkInitBudget(tt.got, table), tt.want)
 		})
 	}
 }

@@ -7,12 +7,11 @@ package htmlexport
 import (
 	"encoding/json"
 	"fmt"
-	"html/template"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/rally-agent/rally/internal/htmlw"
 	"github.com/rally-agent/rally/llm"
 )
 
@@ -28,7 +27,8 @@ type Page struct {
 	Redact func(string) string
 }
 
-// Write renders p to w. Every text is escaped by html/template.
+// Write renders p to w. Every text is escaped for where it goes by
+// htmlw (not html/template: see that package for why).
 func Write(w io.Writer, p Page) error {
 	red := p.Redact
 	if red == nil {
@@ -38,7 +38,7 @@ func Write(w io.Writer, p Page) error {
 	for _, m := range p.Messages {
 		v.Messages = append(v.Messages, toView(m, red))
 	}
-	if err := page().Execute(w, v); err != nil {
+	if _, err := w.Write(v.page()); err != nil {
 		return fmt.Errorf("htmlexport: %w", err)
 	}
 	return nil
@@ -107,14 +107,57 @@ func indent(raw json.RawMessage) string {
 	return string(b)
 }
 
-// page is parsed on first use, not at every process's start.
-var page = sync.OnceValue(func() *template.Template { return template.Must(template.New("page").Parse(pageHTML)) })
+// page writes the page of v.
+func (v *view) page() []byte {
+	var w htmlw.Writer
+	w.Raw(pageHead)
+	w.Text(v.Title)
+	w.Raw(" · rally session</title>\n" + pageStyle + "</head><body>\n<h1>")
+	w.Text(v.Title)
+	w.Raw("</h1>\n<div class=\"meta\">")
+	if v.Model != "" {
+		w.Text(v.Model)
+		w.Raw(" · ")
+	}
+	w.Int(len(v.Messages))
+	w.Raw(" messages · exported by rally</div>\n")
+	for _, m := range v.Messages {
+		w.Raw(`<section class="msg `)
+		w.Attr(m.Class)
+		w.Raw("\">\n<div class=\"head\">")
+		w.Text(m.Role)
+		for _, s := range []string{m.Note, m.When} {
+			if s != "" {
+				w.Raw(" · ")
+				w.Text(s)
+			}
+		}
+		w.Raw("</div>\n")
+		for _, b := range m.Blocks {
+			w.Raw(`<div class="`)
+			w.Attr(b.Kind)
+			w.Raw(`">`)
+			if b.Label != "" {
+				w.Raw(`<div class="label">`)
+				w.Text(b.Label)
+				w.Raw("</div>")
+			}
+			w.Raw("<pre>")
+			w.Text(b.Text)
+			w.Raw("</pre></div>\n")
+		}
+		w.Raw("</section>\n")
+	}
+	w.Raw("</body></html>\n")
+	return w.Bytes()
+}
 
-const pageHTML = `<!doctype html>
+const pageHead = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}} · rally session</title>
-<style>
+<title>`
+
+const pageStyle = `<style>
 body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f;background:#fafafa}
 h1{font-size:1.3rem;margin-bottom:.2rem}.meta{color:#666;margin-bottom:1.5rem}
 .msg{border-left:4px solid #bbb;background:#fff;margin:1rem 0;padding:.6rem 1rem;border-radius:4px}
@@ -124,12 +167,4 @@ pre{white-space:pre-wrap;word-wrap:break-word;margin:.4rem 0;font:13px/1.45 ui-m
 .text pre{font:15px/1.5 system-ui,sans-serif}.thinking pre{color:#666;font-style:italic}
 .call pre,.toolResult pre{background:#f3f3f5;padding:.5rem;border-radius:3px}.error pre{color:#b91c1c}
 .label{font-weight:600;font-size:.85rem}
-</style></head><body>
-<h1>{{.Title}}</h1>
-<div class="meta">{{if .Model}}{{.Model}} · {{end}}{{len .Messages}} messages · exported by rally</div>
-{{range .Messages}}<section class="msg {{.Class}}">
-<div class="head">{{.Role}}{{if .Note}} · {{.Note}}{{end}}{{if .When}} · {{.When}}{{end}}</div>
-{{range .Blocks}}<div class="{{.Kind}}">{{if .Label}}<div class="label">{{.Label}}</div>{{end}}<pre>{{.Text}}</pre></div>
-{{end}}</section>
-{{end}}</body></html>
-`
+</style>`

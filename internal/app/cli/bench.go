@@ -145,8 +145,8 @@ func machine(args []string, compare string) string {
 		}
 	}
 	cmdline := "rally " + strings.Join(args[1:], " ")
-	s := fmt.Sprintf("Measured %s on %s, %d cores (%s/%s), rally %s built with %s.\nCommand: `%s`",
-		time.Now().UTC().Format("2006-01-02 15:04 MST"), cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, version, runtime.Version(), cmdline)
+	s := fmt.Sprintf("Measured %s on %s, %d cores (%s/%s), rally %s built with %s (%s).\nCommand: `%s`",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), cpu, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, version, runtime.Version(), selfBuild(), cmdline)
 	if compare != "" {
 		s += fmt.Sprintf("\nCompared with: `%s`", compare)
 	}

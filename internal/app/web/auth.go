@@ -97,7 +97,7 @@ func (w *baseWriter) WriteHeader(code int) {
 }
 
 // rebase puts the secret path in front of the site paths a page links
-// to: the templates write href="/settings", and every such attribute is
+// to: the pages write href="/settings", and every such attribute is
 // ours, since html/template escapes a quote in anything a session holds.
 func (s *Server) rebase(w http.ResponseWriter, page []byte) []byte {
 	if _, ok := w.(*baseWriter); !ok {

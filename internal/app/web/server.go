@@ -7,12 +7,10 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"embed"
 	"errors"
 	"fmt"
-	"html/template"
 	"io"
 	"io/fs"
 	"net"
@@ -22,10 +20,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rally-agent/rally/internal/htmlw"
 	"github.com/rally-agent/rally/settings"
 )
 
-//go:embed templates/*.html static/*
+//go:embed static/*
 var assets embed.FS
 
 // Config is what one console serves.
@@ -56,7 +55,6 @@ type Server struct {
 	base    string
 	hooks   *confirmer
 	loads   limiter // session files being read (maxLoads)
-	tmpl    *template.Template
 	sums    *summaries
 	handler http.Handler
 }
@@ -67,16 +65,12 @@ func New(cfg Config) (*Server, error) {
 	if token == "" {
 		token = randomHex(24)
 	}
-	tmpl, err := template.New("").Funcs(funcs).ParseFS(assets, "templates/*.html")
-	if err != nil {
-		return nil, fmt.Errorf("web: templates: %w", err)
-	}
 	if _, err := loadSchema(); err != nil {
 		return nil, err
 	}
 	sums := newSummaries(cfg.SessionDir, cfg.Keys)
 	s := &Server{cfg: cfg, token: token, base: "/c/" + randomHex(16) + "/", hooks: newConfirmer(cfg.Terminal),
-		loads: sums.loads, tmpl: tmpl, sums: sums}
+		loads: sums.loads, sums: sums}
 	static, _ := fs.Sub(assets, "static")
 	mux := http.NewServeMux()
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -190,30 +184,20 @@ func checkHost(next http.Handler) http.Handler {
 	})
 }
 
-// render writes a page, or a plain error if the template fails (which is
-// a bug: the page data is ours).
-func (s *Server) render(w http.ResponseWriter, status int, name string, data any) {
-	var b bytes.Buffer
-	if err := s.tmpl.ExecuteTemplate(&b, name, data); err != nil {
-		http.Error(w, "rally web: render "+name+": "+err.Error(), http.StatusInternalServerError)
-		return
-	}
+// render writes the page that write builds. Building it cannot fail:
+// the page data is ours and htmlw escapes every value.
+func (s *Server) render(w http.ResponseWriter, status int, write func(*htmlw.Writer)) {
+	var page htmlw.Writer
+	write(&page)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = w.Write(s.rebase(w, b.Bytes()))
+	_, _ = w.Write(s.rebase(w, page.Bytes()))
 }
 
-var funcs = template.FuncMap{
-	"dur":   dur,
-	"clock": clock,
-	"f1":    func(v float64) string { return fmt.Sprintf("%.1f", v) },
-	"add":   func(a, b float64) float64 { return a + b },
-	"half":  func(v float64) float64 { return v / 2 },
-	"neg":   func(v float64) float64 { return -v },
-	"date": func(t time.Time) string {
-		if t.IsZero() {
-			return ""
-		}
-		return t.Local().Format("2006-01-02 15:04:05")
-	},
+// date writes a session's start in local time; nothing for none.
+func date(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Local().Format("2006-01-02 15:04:05")
 }

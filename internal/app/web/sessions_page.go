@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"net/http"
 	"strconv"
+
+	"github.com/rally-agent/rally/internal/htmlw"
 )
 
 // pageSize is how many sessions one page of the list shows: reading a
@@ -57,7 +59,7 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request) {
 	if len(list) == 0 && total > 0 {
 		status = http.StatusNotFound // a page past the last: say so, not "No sessions yet"
 	}
-	s.render(w, status, "sessions.html", d)
+	s.render(w, status, func(hw *htmlw.Writer) { writeSessions(hw, d) })
 }
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
@@ -76,5 +78,6 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "rally web: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.render(w, http.StatusOK, "session.html", &sessionData{Nav: "sessions", Session: v, Timeline: drawTimeline(v), Pager: pg})
+	d := &sessionData{Nav: "sessions", Session: v, Timeline: drawTimeline(v), Pager: pg}
+	s.render(w, http.StatusOK, func(hw *htmlw.Writer) { writeSession(hw, d) })
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rally-agent/rally/internal/htmlw"
 	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/settings"
 )
@@ -491,7 +492,7 @@ func (s *Server) renderSettings(w http.ResponseWriter, status int, d *settingsDa
 			}
 		}
 	}
-	s.render(w, status, "settings.html", d)
+	s.render(w, status, func(hw *htmlw.Writer) { writeSettings(hw, d) })
 }
 
 // unchanged reports whether v, as submitted, is the value the form showed.
@@ -509,9 +510,6 @@ func (f *field) unchanged(v string) bool {
 	}
 	return strings.TrimSpace(v) == f.Value
 }
-
-// ChangedMsg is changedMsg, for the template.
-func (d *settingsData) ChangedMsg() string { return changedMsg }
 
 func (d *settingsData) targetName() string {
 	for _, t := range d.Files {

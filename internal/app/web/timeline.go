@@ -2,7 +2,6 @@ package web
 
 import (
 	"fmt"
-	"html/template"
 	"slices"
 	"sort"
 	"time"
@@ -61,14 +60,9 @@ type timeline struct {
 
 type tlBar struct {
 	X, Y, W float64
-	// Geom is the rect's x, y, width and height attributes, written here
-	// from the numbers alone: a session of 10,000 entries has thousands
-	// of bars, and four template calls less for each is a third of the
-	// page's rendering.
-	Geom   template.HTMLAttr
-	Class  string // call, call failed, call aborted, tool, tool failed
-	Title  string
-	Anchor string // the transcript entry's id
+	Class   string // call, call failed, call aborted, tool, tool failed
+	Title   string
+	Anchor  string // the transcript entry's id
 }
 
 type tlWait struct {
@@ -270,7 +264,6 @@ func drawTimeline(v *sessionView) *timeline {
 		case it.bar != nil:
 			b := *it.bar
 			b.X, b.W = x0, max(x1-x0, tlMinBar)
-			b.Geom = template.HTMLAttr(fmt.Sprintf(`x="%.1f" y="%.1f" width="%.1f" height="%.1f"`, b.X, b.Y, b.W, tlBarH))
 			tl.Bars = append(tl.Bars, b)
 		}
 	}
