@@ -156,12 +156,18 @@ func TestAbortDuringLongStream(t *testing.T) {
 	}))
 	in, out := serveRaw(t, Config{Session: sess, Deltas: true})
 	io.WriteString(in, `{"type":"prompt","message":"go"}`+"\n")
+	lines := outputLines(out)
 	var t0 time.Time
 	deltas := 0
 	for {
-		line, err := out.Next()
-		if err != nil {
-			t.Fatalf("after %d deltas: %v", deltas, err)
+		var line []byte
+		select {
+		case line = <-lines:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no aborted message_end 10 s after the abort (%d deltas written)", deltas)
+		}
+		if line == nil {
+			t.Fatalf("output ended after %d deltas", deltas)
 		}
 		switch {
 		case bytes.Contains(line, []byte(`"type":"text_delta"`)):
