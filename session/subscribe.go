@@ -201,7 +201,7 @@ func (sub *Subscription) deliver() {
 func (sub *Subscription) Sync(ctx context.Context) error {
 	ch := make(chan struct{})
 	sub.h.mu.Lock()
-	if _, ok := sub.h.subs[sub]; !ok {
+	if !slices.Contains(sub.h.subs, sub) {
 		sub.h.mu.Unlock()
 		<-sub.done // closed: Close delivers everything first
 		return nil
@@ -221,7 +221,9 @@ func (sub *Subscription) Sync(ctx context.Context) error {
 func (sub *Subscription) Close() {
 	sub.once.Do(func() {
 		sub.h.mu.Lock()
-		delete(sub.h.subs, sub)
+		if i := slices.Index(sub.h.subs, sub); i >= 0 {
+			sub.h.subs = slices.Delete(sub.h.subs, i, i+1)
+		}
 		sub.mu.Lock()
 		sub.closed = true
 		sub.mu.Unlock()
@@ -234,8 +236,10 @@ func (sub *Subscription) Close() {
 // hub delivers events in order to every subscriber, each on its own
 // goroutine behind a bounded queue that grows on demand.
 type hub struct {
-	mu   sync.Mutex
-	subs map[*Subscription]struct{}
+	mu sync.Mutex
+	// subs is a slice, not a set: there are one to three, and emit walks
+	// them for every delta.
+	subs []*Subscription
 	// hold is set while the model's stream promises to call waiting
 	// before it waits for more of its response: its deltas are then
 	// queued without waking the subscribers, and waiting wakes them once
@@ -254,10 +258,7 @@ func (h *hub) add(fn func(Event), loaned bool, only []EventType, idle func()) *S
 	sub.room.L = &sub.mu
 	go sub.deliver()
 	h.mu.Lock()
-	if h.subs == nil {
-		h.subs = map[*Subscription]struct{}{}
-	}
-	h.subs[sub] = struct{}{}
+	h.subs = append(h.subs, sub)
 	h.mu.Unlock()
 	return sub
 }
@@ -274,7 +275,7 @@ func (h *hub) emit(e Event) {
 	defer h.mu.Unlock()
 	hold := h.hold && k == MessageUpdate
 	h.hold = hold
-	for s := range h.subs {
+	for _, s := range h.subs {
 		if s.only != nil && !slices.Contains(s.only, k) {
 			continue
 		}
@@ -297,7 +298,7 @@ func (h *hub) waiting() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.hold = true
-	for s := range h.subs {
+	for _, s := range h.subs {
 		s.release()
 	}
 }
