@@ -34,3 +34,39 @@ func TestPlainFindsFirstSpecialByte(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyAcceptsOnlyPlainLowercase: key reads a key in one pass over
+// its bytes, so each byte it must refuse (encoding/json matches keys
+// case-insensitively and decodes escapes) is checked at the start, in
+// the middle and at the end of a key.
+func TestKeyAcceptsOnlyPlainLowercase(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want string
+		ok   bool
+	}{
+		{`"content":1`, "content", true},
+		{`"finish_reason" : 1`, "finish_reason", true},
+		{`"a1_":1`, "a1_", true},
+		{`"":1`, "", true},
+		{`"Content":1`, "", false},
+		{`"conTent":1`, "", false},
+		{`"contenT":1`, "", false},
+		{`"con\u0074ent":1`, "", false},
+		{`"con\"t":1`, "", false},
+		{"\"con\x01t\":1", "", false},
+		{`"con-t":1`, "", false},
+		{"\"cont\xc3\xa9\":1", "", false},
+		{`"content"1`, "", false},
+		{`"content`, "", false},
+		{`content:1`, "", false},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			s := New([]byte(tc.in))
+			k, ok := s.key()
+			if ok != tc.ok || ok && string(k) != tc.want {
+				t.Fatalf("key = %q, %v; want %q, %v", k, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}

@@ -189,16 +189,22 @@ func (s *Scanner) Text(dst *string) bool {
 // unescaped lowercase ASCII, digits and underscores (encoding/json matches
 // keys case-insensitively, so anything else goes to it).
 func (s *Scanner) key() ([]byte, bool) {
-	raw, esc, ok := s.Str()
-	if !ok || esc {
+	// One pass: a key is its accepted bytes up to the closing quote. Any
+	// other byte (an escape, a capital, a control byte) fails here, as
+	// the string it would start does.
+	if s.Peek() != '"' {
 		return nil, false
 	}
-	for _, c := range raw {
-		if !keyByte[c] {
-			return nil, false
-		}
+	start := s.i + 1
+	j := start
+	for j < len(s.b) && keyByte[s.b[j]] {
+		j++
 	}
-	return raw, s.Eat(':')
+	if j >= len(s.b) || s.b[j] != '"' {
+		return nil, false
+	}
+	s.i = j + 1
+	return s.b[start:j], s.Eat(':')
 }
 
 // keyByte marks the bytes key accepts.
