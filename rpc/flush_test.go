@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,41 +42,49 @@ func fakeSession(t *testing.T, handler http.Handler) *session.Session {
 	return sess
 }
 
-// serveRaw runs Serve on pipes and returns its input and a reader of its
-// output lines as written, with no client in between to buffer them.
-func serveRaw(t *testing.T, cfg Config) (in io.Writer, out *jsonl.Reader) {
+// serveRaw runs Serve on pipes and returns its input and copies of its
+// output lines as they are written (nil when it ends), with no client in
+// between to buffer them.
+func serveRaw(t *testing.T, cfg Config) (in io.Writer, lines <-chan []byte) {
 	t.Helper()
-	cr, sw := io.Pipe()
-	sr, cw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- Serve(context.Background(), sr, sw, cfg)
-		sw.Close()
-	}()
+	cr, cw, wait := startServe(cfg)
 	t.Cleanup(func() {
 		cw.Close()
 		go io.Copy(io.Discard, cr) // what the test did not read
-		if err := <-done; err != nil {
+		if err := wait(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return cw, jsonl.NewReader(cr, maxClientLine)
-}
-
-// outputLines sends copies of out's lines, then nil when it ends.
-func outputLines(out *jsonl.Reader) <-chan []byte {
-	lines := make(chan []byte, 64)
+	ch := make(chan []byte, 64)
 	go func() {
-		defer close(lines)
+		defer close(ch)
+		out := jsonl.NewReader(cr, maxClientLine)
 		for {
 			line, err := out.Next()
 			if err != nil {
 				return
 			}
-			lines <- bytes.Clone(line)
+			ch <- bytes.Clone(line)
 		}
 	}()
-	return lines
+	return cw, ch
+}
+
+// nextLine is the next line of serveRaw's, failing the test when the
+// output ends or rally writes nothing for 10 s (deltas is how many the
+// test has read, for the message).
+func nextLine(t *testing.T, lines <-chan []byte, deltas int) []byte {
+	t.Helper()
+	select {
+	case line := <-lines:
+		if line == nil {
+			t.Fatalf("output ended after %d deltas", deltas)
+		}
+		return line
+	case <-time.After(10 * time.Second):
+		t.Fatalf("after %d deltas rally wrote nothing for 10 s", deltas)
+	}
+	return nil
 }
 
 // TestDeltaWrittenBeforeWaiting: the fake LLM sends one delta and waits
@@ -105,21 +112,12 @@ func TestDeltaWrittenBeforeWaiting(t *testing.T) {
 				}
 				io.WriteString(w, chatEnd)
 			}))
-			in, out := serveRaw(t, Config{Session: sess, Deltas: deltas})
+			in, lines := serveRaw(t, Config{Session: sess, Deltas: deltas})
 			io.WriteString(in, `{"type":"prompt","message":"go"}`+"\n")
-			lines := outputLines(out)
 			got := 0
 		read:
 			for {
-				var line []byte
-				select {
-				case line = <-lines:
-				case <-time.After(10 * time.Second):
-					t.Fatalf("after %d deltas rally wrote nothing for 10 s", got)
-				}
-				switch {
-				case line == nil:
-					t.Fatalf("output ended after %d deltas", got)
+				switch line := nextLine(t, lines, got); {
 				case bytes.Contains(line, []byte(`"type":"text_delta"`)):
 					want := fmt.Sprintf(`"delta":"w%d "`, got)
 					if !bytes.Contains(line, []byte(want)) {
@@ -154,22 +152,12 @@ func TestAbortDuringLongStream(t *testing.T) {
 		w.(http.Flusher).Flush()
 		<-r.Context().Done() // never finishes by itself
 	}))
-	in, out := serveRaw(t, Config{Session: sess, Deltas: true})
+	in, lines := serveRaw(t, Config{Session: sess, Deltas: true})
 	io.WriteString(in, `{"type":"prompt","message":"go"}`+"\n")
-	lines := outputLines(out)
 	var t0 time.Time
 	deltas := 0
 	for {
-		var line []byte
-		select {
-		case line = <-lines:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no aborted message_end 10 s after the abort (%d deltas written)", deltas)
-		}
-		if line == nil {
-			t.Fatalf("output ended after %d deltas", deltas)
-		}
-		switch {
+		switch line := nextLine(t, lines, deltas); {
 		case bytes.Contains(line, []byte(`"type":"text_delta"`)):
 			if deltas++; deltas == 1 {
 				t0 = time.Now()
