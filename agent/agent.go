@@ -45,6 +45,11 @@ type Config struct {
 	// provider can continue (llm.Drop); true means it was reconnected and
 	// the same message goes on. Nil fails such a stream like any other.
 	Resume func(ctx context.Context, d *llm.Drop) bool
+	// Waiting, if set, is called on the run's goroutine each time a
+	// model's stream is about to wait for more of its response
+	// (llm.Stream.OnWait): every event before it has been emitted, so a
+	// consumer that batches per event can wait for it.
+	Waiting func()
 }
 
 // ErrMaxTurns is returned when a run reaches Config.MaxTurns model calls.
@@ -181,6 +186,9 @@ func (c *Config) call(ctx context.Context, req *llm.Request, emit func(Event)) (
 	defer s.Close()
 	if c.Resume != nil {
 		s.OnDrop(func(d *llm.Drop) bool { return c.Resume(ctx, d) })
+	}
+	if c.Waiting != nil {
+		s.OnWait(c.Waiting)
 	}
 	// One update event for the whole call, boxed once: each delta
 	// overwrites cur (see Run on what emit may keep).

@@ -65,6 +65,13 @@ type Resumer func(d *Drop) bool
 // any error, so a caller that knows nothing of resuming sees no change.
 func (s *Stream) OnDrop(r Resumer) { s.resume = r }
 
+// waitResumed is resumed after telling the consumer that the stream
+// waits (OnWait): the Resumer may wait long for a reconnect.
+func (s *Stream) waitResumed(err error) bool {
+	s.waits.Wait()
+	return s.resumed(err)
+}
+
 // resumed reports that err is a Drop the stream's Resumer continued.
 func (s *Stream) resumed(err error) bool {
 	var d *Drop

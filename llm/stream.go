@@ -25,6 +25,44 @@ type Stream struct {
 	// resume, when set, is asked about a failure the provider can
 	// continue (OnDrop).
 	resume Resumer
+	// waits is the provider's promise to call a hook before each read
+	// (Waits); nil for a stream with nothing to wait for.
+	waits *WaitHook
+}
+
+// WaitHook is how a stream read from a connection tells its consumer that
+// it is about to wait for more of the response (Stream.OnWait). The
+// provider makes one, calls Wait before every read of the response body,
+// and passes it to Stream.Waits.
+type WaitHook struct{ fn func() }
+
+// Wait calls the consumer's hook, if it set one.
+func (h *WaitHook) Wait() {
+	if h != nil && h.fn != nil {
+		h.fn()
+	}
+}
+
+// Waits records that s calls h.Wait before each read of its response,
+// for OnWait; it returns s.
+func (s *Stream) Waits(h *WaitHook) *Stream {
+	s.waits = h
+	return s
+}
+
+// OnWait asks s to call fn, on the goroutine calling Next, each time it is
+// about to wait for more of the response (a read from the connection, a
+// reconnect), and reports whether it will: a stream with nothing to wait
+// for (the embedded model) never does. Every event before such a call has
+// been returned by Next. A consumer that batches per event (waking a
+// goroutine, flushing a write) can leave the batch to fn: whatever a read
+// brought is then handled once, and nothing ready waits on the network.
+func (s *Stream) OnWait(fn func()) bool {
+	if s.waits == nil {
+		return false
+	}
+	s.waits.fn = fn
+	return true
 }
 
 // NewStream returns a stream whose events are produced by fill, which reads
@@ -54,7 +92,7 @@ func (s *Stream) Next() (Event, error) {
 		switch {
 		case s.b.done:
 			s.ended = true
-		case err != nil && err != io.EOF && s.resumed(err):
+		case err != nil && err != io.EOF && s.waitResumed(err):
 			// Reconnected: the next fill reads the continuation.
 		case err == io.EOF:
 			s.b.Fail(Truncated(s.b.msg.Provider))

@@ -4,31 +4,24 @@ import (
 	"bufio"
 	"io"
 	"sync"
-	"time"
 )
 
-// deltaWindow is the longest a streamed delta waits in the buffer for
-// more to share its write. A millisecond is far below what a reader of
-// streamed text can notice, and at high rates it turns a write per delta
-// into a write per millisecond.
-const deltaWindow = time.Millisecond
-
 // output is the only writer of the server's output. Lines are written
-// whole under one lock, so they never interleave. A line marked flush
-// (responses, every event but the streaming deltas) is flushed at once;
-// deltas are flushed with the next such line or after deltaWindow.
+// whole under one lock, so they never interleave. A response (send) is
+// flushed at once; events (buffer) are flushed by their subscription when
+// it has delivered everything queued (flush), so the deltas one read of
+// the model's stream brought go out in one write, and no line that is
+// ready waits for one that is not.
 //
 // Writing on the caller's goroutine (the session's subscriber, the command
 // loop) rather than handing lines to a writer goroutine matters: waking a
 // sleeping goroutine for every delta costs more than encoding it.
 type output struct {
-	mu      sync.Mutex
-	raw     io.Writer
-	w       *bufio.Writer
-	timer   *time.Timer
-	pending bool  // deltas wait in w
-	closed  bool  // no more lines
-	err     error // the first write error; later lines are dropped
+	mu     sync.Mutex
+	raw    io.Writer
+	w      *bufio.Writer
+	closed bool  // no more lines
+	err    error // the first write error; later lines are dropped
 }
 
 // Buffer sizes: small until the first streamed delta (a fresh process
@@ -41,47 +34,54 @@ const (
 )
 
 func newOutput(w io.Writer) *output {
-	o := &output{raw: w, w: bufio.NewWriterSize(w, smallBuffer)}
-	o.timer = time.AfterFunc(time.Hour, o.flushPending)
-	o.timer.Stop()
-	return o
+	return &output{raw: w, w: bufio.NewWriterSize(w, smallBuffer)}
 }
 
-// send writes one encoded line (without its newline).
-func (o *output) send(b []byte, flush bool) {
+// send writes one encoded line (without its newline) and flushes it.
+func (o *output) send(b []byte) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.closed || o.err != nil {
-		return
+	if o.write(b) {
+		o.flushLocked()
 	}
-	if !flush && o.w.Size() < largeBuffer {
+}
+
+// buffer writes one encoded line without flushing it; the caller calls
+// flush when it has nothing more to write at once. stream marks a
+// streamed delta, the line that switches to the large buffer.
+func (o *output) buffer(b []byte, stream bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if stream && o.w.Size() < largeBuffer && !o.closed {
 		if o.flushLocked(); o.err != nil {
 			return
 		}
 		o.w = bufio.NewWriterSize(o.raw, largeBuffer)
 	}
-	o.w.Write(b)
-	o.w.WriteByte('\n')
-	switch {
-	case flush:
-		o.flushLocked()
-	case !o.pending:
-		o.pending = true
-		o.timer.Reset(deltaWindow)
-	}
+	o.write(b)
 }
 
-func (o *output) flushPending() {
+// write adds b and its newline to the buffer, and reports whether it did.
+func (o *output) write(b []byte) bool {
+	if o.closed || o.err != nil {
+		return false
+	}
+	o.w.Write(b)
+	o.w.WriteByte('\n')
+	return true
+}
+
+// flush writes out what is buffered.
+func (o *output) flush() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.pending && !o.closed {
+	if !o.closed {
 		o.flushLocked()
 	}
 }
 
 func (o *output) flushLocked() {
-	o.pending = false
-	if o.err == nil {
+	if o.err == nil && o.w.Buffered() > 0 {
 		o.err = o.w.Flush()
 	}
 }
@@ -92,7 +92,6 @@ func (o *output) close() error {
 	defer o.mu.Unlock()
 	if !o.closed {
 		o.closed = true
-		o.timer.Stop()
 		o.flushLocked()
 	}
 	return o.err

@@ -21,6 +21,20 @@ import (
 // The test ends with EOF on the server's input and waits for Serve.
 func serveInProcess(t *testing.T, cfg Config) *Client {
 	t.Helper()
+	cr, cw, wait := startServe(cfg)
+	c := NewClient(cr, cw)
+	t.Cleanup(func() {
+		c.Close()
+		if err := wait(); err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return c
+}
+
+// startServe runs Serve on pipes: out is what it writes, in what it
+// reads, and wait returns its result once in is closed.
+func startServe(cfg Config) (out *io.PipeReader, in *io.PipeWriter, wait func() error) {
 	cr, sw := io.Pipe()
 	sr, cw := io.Pipe()
 	done := make(chan error, 1)
@@ -28,14 +42,7 @@ func serveInProcess(t *testing.T, cfg Config) *Client {
 		done <- Serve(context.Background(), sr, sw, cfg)
 		sw.Close()
 	}()
-	c := NewClient(cr, cw)
-	t.Cleanup(func() {
-		c.Close()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return c
+	return cr, cw, func() error { return <-done }
 }
 
 func simSession(t *testing.T, delay time.Duration) *session.Session {

@@ -172,7 +172,7 @@ func newServer(ctx context.Context, w io.Writer, cfg Config) *server {
 	s := &server{ctx: ctx, cancel: cancel, cfg: cfg, out: newOutput(w), log: log}
 	s.deltas.Store(cfg.Deltas)
 	s.adopt(cfg.Session)
-	cfg.Dialogs.attach(func(b []byte) { s.out.send(b, true) })
+	cfg.Dialogs.attach(s.out.send)
 	return s
 }
 
@@ -197,13 +197,16 @@ func (s *server) watch() (*session.Session, *session.Subscription) {
 		// into the output's buffer; the text cache keeps strings, which
 		// never change), so message_updates are loaned: no allocation
 		// per delta.
+		//
+		// Lines are flushed when the subscription has delivered all it
+		// has (see output): a streamed answer's deltas go out a read of
+		// the model's stream at a time.
 		var enc wire.Encoder
-		s.sub = s.sess.WatchLoaned(func(e session.Event) {
+		s.sub = s.sess.WatchBatched(func(e session.Event) {
 			enc.Deltas = s.deltas.Load()
-			// Streaming deltas are not flushed one by one (see output).
 			k := e.Kind()
-			s.out.send(enc.Encode(e), k != session.MessageUpdate && k != session.ToolExecutionUpdate)
-		})
+			s.out.buffer(enc.Encode(e), k == session.MessageUpdate || k == session.ToolExecutionUpdate)
+		}, s.out.flush)
 	}
 	return s.sess, s.sub
 }
@@ -288,7 +291,7 @@ func (s *server) handleInput(l input) {
 	}
 }
 
-func (s *server) respond(r Response) { s.out.send(encodeResponse(r), true) }
+func (s *server) respond(r Response) { s.out.send(encodeResponse(r)) }
 
 func encodeResponse(r Response) []byte {
 	r.Type = "response"

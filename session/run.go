@@ -56,6 +56,7 @@ func (s *Session) agentConfig() (*agent.Config, llm.Target) {
 		Steering: s.takeSteering,
 		FollowUp: s.takeFollowUp,
 		Pause:    s.full,
+		Waiting:  s.hub.waiting,
 	}, s.target
 }
 

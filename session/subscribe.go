@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/rally-agent/rally/llm"
@@ -30,7 +31,26 @@ func (s *Session) Watch(fn func(Event)) *Subscription { return s.hub.subscribe(f
 // and Assistant are loaned, valid only until fn returns, then reused for a
 // later update. A streamed delta then costs its subscription no
 // allocation. Every other event is fn's to keep, as with Watch.
-func (s *Session) WatchLoaned(fn func(Event)) *Subscription { return s.hub.add(fn, true) }
+func (s *Session) WatchLoaned(fn func(Event)) *Subscription { return s.hub.add(fn, true, nil, nil) }
+
+// WatchBatched is WatchLoaned for a consumer that buffers what fn writes:
+// idle is called on the delivering goroutine each time it has delivered
+// every event queued and is about to wait for more, which is where such a
+// consumer flushes. With a stream read from a connection (llm.Stream.OnWait)
+// the deltas parsed from one read are delivered together and idle runs once
+// for them, before the stream waits for the next read; nothing that was
+// ready is ever held while the session waits.
+func (s *Session) WatchBatched(fn func(Event), idle func()) *Subscription {
+	return s.hub.add(fn, true, nil, idle)
+}
+
+// SubscribeTo is Subscribe for the events of the given kinds only; the
+// others are never queued for fn. A subscriber waiting for one rare kind
+// (a failed save) then costs a streamed delta nothing: no snapshot, no
+// wake-up of its goroutine.
+func (s *Session) SubscribeTo(kinds []EventType, fn func(Event)) (unsubscribe func()) {
+	return s.hub.add(fn, false, slices.Clone(kinds), nil).Close
+}
 
 // Subscription is one subscriber of a session's events.
 type Subscription struct {
@@ -47,6 +67,12 @@ type Subscription struct {
 	closed  bool
 	loaned  bool    // message_updates are loaned (WatchLoaned)
 	spare   []*loan // loans delivered and free again
+	// held counts the deltas queued since the delivering goroutine was
+	// last woken (see hub.hold).
+	held int
+
+	only []EventType // the kinds fn gets (SubscribeTo); nil is all
+	idle func()      // called when the queue is drained (WatchBatched)
 }
 
 // item is an event, or a Sync waiting for the events before it.
@@ -57,29 +83,59 @@ type item struct {
 }
 
 // push queues it, waiting while the subscriber is subscriberBuffer behind.
-// The caller holds the hub's lock, so events keep their order.
-func (sub *Subscription) push(it item) {
+// The caller holds the hub's lock, so events keep their order. A held
+// item (a streamed delta, see hub.hold) does not wake the delivering
+// goroutine unless maxHeld of them wait.
+func (sub *Subscription) push(it item, hold bool) {
 	sub.mu.Lock()
 	for sub.pending >= subscriberBuffer {
 		sub.room.Wait()
 	}
 	sub.queue = append(sub.queue, it)
-	sub.pushed()
+	sub.pushed(hold)
 }
 
-// pushed counts the item just queued and wakes the delivering goroutine.
-// The caller holds sub.mu; pushed releases it.
-func (sub *Subscription) pushed() {
+// maxHeld is how many held deltas wake the delivering goroutine anyway: a
+// read of a fast stream may hold hundreds, and delivering them while the
+// parser goes on uses the second core. It is far below subscriberBuffer,
+// where push would wait for a goroutine nothing woke.
+const maxHeld = 128
+
+// pushed counts the item just queued and wakes the delivering goroutine,
+// unless the item is held. The caller holds sub.mu; pushed releases it.
+func (sub *Subscription) pushed(hold bool) {
 	sub.pending++
+	if hold {
+		if sub.held++; sub.held < maxHeld {
+			sub.mu.Unlock()
+			return
+		}
+	}
+	sub.held = 0
 	sub.mu.Unlock()
+	sub.signal()
+}
+
+func (sub *Subscription) signal() {
 	select {
 	case sub.wake <- struct{}{}:
 	default:
 	}
 }
 
-// pushLoan queues a copy of u in a loan, waiting like push.
-func (sub *Subscription) pushLoan(u MessageUpdateEvent) {
+// release wakes the delivering goroutine if deltas are held for it.
+func (sub *Subscription) release() {
+	sub.mu.Lock()
+	held := sub.held > 0
+	sub.held = 0
+	sub.mu.Unlock()
+	if held {
+		sub.signal()
+	}
+}
+
+// pushLoan queues a copy of u in a loan, waiting and holding like push.
+func (sub *Subscription) pushLoan(u MessageUpdateEvent, hold bool) {
 	sub.mu.Lock()
 	for sub.pending >= subscriberBuffer {
 		sub.room.Wait()
@@ -87,7 +143,7 @@ func (sub *Subscription) pushLoan(u MessageUpdateEvent) {
 	l := sub.takeLoan()
 	l.snap.fill(u)
 	sub.queue = append(sub.queue, item{e: l.box, loan: l})
-	sub.pushed()
+	sub.pushed(hold)
 }
 
 // deliver hands queued items to fn, in order, until the subscription is
@@ -99,9 +155,13 @@ func (sub *Subscription) deliver() {
 		for {
 			sub.mu.Lock()
 			batch, sub.queue = sub.queue, batch[:0]
+			sub.held = 0 // taken: a release has nothing to wake
 			closed := sub.closed
 			sub.mu.Unlock()
 			if len(batch) == 0 {
+				if sub.idle != nil {
+					sub.idle()
+				}
 				if closed {
 					return
 				}
@@ -141,12 +201,12 @@ func (sub *Subscription) deliver() {
 func (sub *Subscription) Sync(ctx context.Context) error {
 	ch := make(chan struct{})
 	sub.h.mu.Lock()
-	if _, ok := sub.h.subs[sub]; !ok {
+	if !slices.Contains(sub.h.subs, sub) {
 		sub.h.mu.Unlock()
 		<-sub.done // closed: Close delivers everything first
 		return nil
 	}
-	sub.push(item{sync: ch})
+	sub.push(item{sync: ch}, false)
 	sub.h.mu.Unlock()
 	select {
 	case <-ch:
@@ -161,15 +221,14 @@ func (sub *Subscription) Sync(ctx context.Context) error {
 func (sub *Subscription) Close() {
 	sub.once.Do(func() {
 		sub.h.mu.Lock()
-		delete(sub.h.subs, sub)
+		if i := slices.Index(sub.h.subs, sub); i >= 0 {
+			sub.h.subs = slices.Delete(sub.h.subs, i, i+1)
+		}
 		sub.mu.Lock()
 		sub.closed = true
 		sub.mu.Unlock()
 		sub.h.mu.Unlock()
-		select {
-		case sub.wake <- struct{}{}:
-		default:
-		}
+		sub.signal()
 	})
 	<-sub.done
 }
@@ -177,22 +236,29 @@ func (sub *Subscription) Close() {
 // hub delivers events in order to every subscriber, each on its own
 // goroutine behind a bounded queue that grows on demand.
 type hub struct {
-	mu   sync.Mutex
-	subs map[*Subscription]struct{}
+	mu sync.Mutex
+	// subs is a slice, not a set: there are one to three, and emit walks
+	// them for every delta.
+	subs []*Subscription
+	// hold is set while the model's stream promises to call waiting
+	// before it waits for more of its response: its deltas are then
+	// queued without waking the subscribers, and waiting wakes them once
+	// for all that one read brought. Any other event clears it (a new
+	// stream, one that cannot promise, starts eager), and every one of
+	// them wakes at once.
+	hold bool
 }
 
-func (h *hub) subscribe(fn func(Event)) *Subscription { return h.add(fn, false) }
+func (h *hub) subscribe(fn func(Event)) *Subscription { return h.add(fn, false, nil, nil) }
 
-// add subscribes fn, its message_updates loaned or not.
-func (h *hub) add(fn func(Event), loaned bool) *Subscription {
-	sub := &Subscription{h: h, fn: fn, loaned: loaned, wake: make(chan struct{}, 1), done: make(chan struct{})}
+// add subscribes fn, its message_updates loaned or not, to the kinds of
+// only (nil: all), with idle called when its queue is drained.
+func (h *hub) add(fn func(Event), loaned bool, only []EventType, idle func()) *Subscription {
+	sub := &Subscription{h: h, fn: fn, loaned: loaned, only: only, idle: idle, wake: make(chan struct{}, 1), done: make(chan struct{})}
 	sub.room.L = &sub.mu
 	go sub.deliver()
 	h.mu.Lock()
-	if h.subs == nil {
-		h.subs = map[*Subscription]struct{}{}
-	}
-	h.subs[sub] = struct{}{}
+	h.subs = append(h.subs, sub)
 	h.mu.Unlock()
 	return sub
 }
@@ -203,18 +269,37 @@ func (h *hub) add(fn func(Event), loaned bool) *Subscription {
 // share one snapshot, made only if one of them is there.
 func (h *hub) emit(e Event) {
 	u, loan := loanable(e)
+	k := e.Kind()
 	var shared Event
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for s := range h.subs {
+	hold := h.hold && k == MessageUpdate
+	h.hold = hold
+	for _, s := range h.subs {
+		if s.only != nil && !slices.Contains(s.only, k) {
+			continue
+		}
 		if loan && s.loaned {
-			s.pushLoan(u)
+			s.pushLoan(u, hold)
 			continue
 		}
 		if shared == nil {
 			shared = snapshot(e)
 		}
-		s.push(item{e: shared})
+		s.push(item{e: shared}, hold)
+	}
+}
+
+// waiting is called by the run's model stream (llm.Stream.OnWait) before
+// it waits for more of its response: the deltas held so far go to their
+// subscribers now, and the ones the next read brings are held until the
+// stream waits again.
+func (h *hub) waiting() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.hold = true
+	for _, s := range h.subs {
+		s.release()
 	}
 }
 

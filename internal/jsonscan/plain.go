@@ -1,11 +1,51 @@
 package jsonscan
 
-// plain8 reports that none of the eight bytes of w is a quote, a
-// backslash or a control character (below 0x20): the bytes Str must look
-// at one by one. Each test is the classic "has a zero byte" trick,
-// (v - 0x01…) &^ v & 0x80…, which never misses one.
-func plain8(w uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
-	return (zero(w^(ones*'"')) | zero(w^(ones*'\\')) | (w-ones*0x20)&^w&highs) == 0
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// The byte scans of Str and key, the loops a streamed chunk spends most
+// of its parsing in.
+
+// Eight bytes at a time, the masks of plain: each byte's high bit, each
+// byte 1, and each byte the character of its name.
+const (
+	highs    = 0x8080808080808080
+	ones     = 0x0101010101010101
+	quotes   = '"' * ones
+	slashes  = '\\' * ones
+	controls = 0x20 * ones
+)
+
+// plain returns where the run of bytes at b[j:] that Str passes over
+// (no quote, backslash or control byte) ends: len(b) if it does not. It
+// reads eight bytes at a time. In a word, a byte is zero after XOR with
+// '"' (or '\\') exactly when it is one, and (v-ones)&^v&highs sets the
+// high bit of the first zero byte of v (bits above it may be set by the
+// borrow, which the lowest set bit is not); (x-controls)&^x&highs does the
+// same for the first byte below 0x20. The lowest bit set of the three is
+// the first byte Str must look at.
+func plain(b []byte, j int) int {
+	for ; j+8 <= len(b); j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		q, bs := x^quotes, x^slashes
+		if m := ((q-ones)&^q | (bs-ones)&^bs | (x-controls)&^x) & highs; m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; j < len(b); j++ {
+		if c := b[j]; c == '"' || c == '\\' || c < 0x20 {
+			return j
+		}
+	}
+	return j
 }
+
+// keyByte marks the bytes key accepts.
+var keyByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_'
+	}
+	return t
+}()

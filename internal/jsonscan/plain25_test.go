@@ -1,24 +1,24 @@
 package jsonscan
 
 import (
-	"encoding/binary"
 	"math/rand/v2"
 	"strings"
 	"testing"
 )
 
-// special is the byte-at-a-time rule plain8 stands for.
+// special is the byte-at-a-time rule plain stands for.
 func special(c byte) bool { return c == '"' || c == '\\' || c < 0x20 }
 
-// TestPlain8: every byte value at every position of a word, and random
-// words, against the one-byte rule.
-func TestPlain8(t *testing.T) {
+// TestPlainWord: every byte value at every position of a word, and
+// random words, against the one-byte rule: a word plain passes over whole
+// holds none of the bytes Str stops at.
+func TestPlainWord(t *testing.T) {
 	for pos := range 8 {
 		for c := range 256 {
 			w := []byte("abcdefgh")
 			w[pos] = byte(c)
-			if got, want := plain8(binary.LittleEndian.Uint64(w)), !special(byte(c)); got != want {
-				t.Errorf("byte %#x at %d: plain8 %v, want %v", c, pos, got, want)
+			if got, want := plain(w, 0) == 8, !special(byte(c)); got != want {
+				t.Errorf("byte %#x at %d: plain passes whole %v, want %v", c, pos, got, want)
 			}
 		}
 	}
@@ -33,8 +33,8 @@ func TestPlain8(t *testing.T) {
 			}
 			want = want && !special(w[i])
 		}
-		if got := plain8(binary.LittleEndian.Uint64(w[:])); got != want {
-			t.Fatalf("%q: plain8 %v, want %v", w, got, want)
+		if got := plain(w[:], 0) == 8; got != want {
+			t.Fatalf("%q: plain passes whole %v, want %v", w, got, want)
 		}
 	}
 }

@@ -9,7 +9,6 @@ package jsonscan
 
 import (
 	"bytes"
-	"encoding/binary"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
@@ -44,7 +43,9 @@ func New(b []byte) Scanner { return Scanner{b: b} }
 const maxDepth = 64
 
 func (s *Scanner) ws() {
-	for s.i < len(s.b) {
+	// Providers send compact JSON: nearly every call finds a token at
+	// once, which the first comparison tells.
+	for s.i < len(s.b) && s.b[s.i] <= ' ' {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
 			s.i++
@@ -100,12 +101,8 @@ func (s *Scanner) Str() (raw []byte, esc, ok bool) {
 	}
 	start := s.i + 1
 	for j := start; j < len(s.b); j++ {
-		// Eight bytes at a time past plain text, which most of a string
-		// is: a long session file is mostly strings (see plain8).
-		for j+8 <= len(s.b) && plain8(binary.LittleEndian.Uint64(s.b[j:])) {
-			j += 8
-		}
-		if j == len(s.b) {
+		j = plain(s.b, j)
+		if j >= len(s.b) {
 			break
 		}
 		switch c := s.b[j]; {
@@ -156,16 +153,22 @@ func (s *Scanner) Text(dst *string) bool {
 // unescaped lowercase ASCII, digits and underscores (encoding/json matches
 // keys case-insensitively, so anything else goes to it).
 func (s *Scanner) key() ([]byte, bool) {
-	raw, esc, ok := s.Str()
-	if !ok || esc {
+	// One pass: a key is its accepted bytes up to the closing quote. Any
+	// other byte (an escape, a capital, a control byte) fails here, as
+	// the string it would start does.
+	if s.Peek() != '"' {
 		return nil, false
 	}
-	for _, c := range raw {
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return nil, false
-		}
+	start := s.i + 1
+	j := start
+	for j < len(s.b) && keyByte[s.b[j]] {
+		j++
 	}
-	return raw, s.Eat(':')
+	if j >= len(s.b) || s.b[j] != '"' {
+		return nil, false
+	}
+	s.i = j + 1
+	return s.b[start:j], s.Eat(':')
 }
 
 // Int reads an integer or null (0). Fractions, exponents and very long

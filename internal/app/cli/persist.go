@@ -35,7 +35,9 @@ func reportLoad(stderr io.Writer, log *slog.Logger, path string, warnings []stri
 // storeNotices prints every session_error on stderr as it happens: the
 // session goes on in memory, but the user must know the file lacks it.
 func storeNotices(sess *session.Session, stderr io.Writer) (stop func()) {
-	return sess.Subscribe(func(e session.Event) {
+	// Only session_error: a subscriber of every event would copy and
+	// hand over each streamed delta to read none of them.
+	return sess.SubscribeTo([]session.EventType{session.SessionError}, func(e session.Event) {
 		if e, ok := e.(session.SessionErrorEvent); ok {
 			fmt.Fprintf(stderr, "rally: the session file was not saved (%s): %s; the session goes on in memory\n", e.Op, e.ErrorMessage)
 		}

@@ -85,9 +85,10 @@ func (c *Call) Stream(ctx context.Context, req *llm.Request, body any, parse Par
 	// The parser prices usage with its own copy of the model, so a caller
 	// that reuses req while the stream runs cannot change it.
 	model := req.Model
-	dec := sse.NewDecoder(&cappedBody{r: resp.Body, left: c.maxMessageBytes()})
+	hook := new(llm.WaitHook)
+	dec := sse.NewDecoder(&cappedBody{r: resp.Body, left: c.maxMessageBytes(), wait: hook})
 	dec.MaxEvent = c.Options.MaxEventBytes
-	return llm.NewStream(c.message(&model), c.capOutput(parse(dec, &model), outputCap(req)), resp.Close), nil
+	return llm.NewStream(c.message(&model), c.capOutput(parse(dec, &model), outputCap(req)), resp.Close).Waits(hook), nil
 }
 
 // post sends the request and waits for the response headers, with the
@@ -148,14 +149,18 @@ func (c *Call) capOutput(fill func(*llm.Builder) error, maxTokens int) func(*llm
 
 // cappedBody fails the read that would take a response past its cap, so
 // that no stream, however long, and no compressed body, however well it
-// inflates, makes rally hold more than the cap.
+// inflates, makes rally hold more than the cap. Every read of every
+// stream's body goes through one, so it is also where the stream tells
+// its consumer that it may wait (llm.Stream.OnWait).
 type cappedBody struct {
 	r    io.Reader
 	left int64
 	read int64
+	wait *llm.WaitHook
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
+	b.wait.Wait()
 	if b.left <= 0 {
 		return 0, fmt.Errorf("%w: more than %d bytes in one response (maxMessageBytes)", llm.ErrMessageTooLarge, b.read)
 	}

@@ -86,8 +86,9 @@ func (c *Call) StreamConn(ctx context.Context, req *llm.Request, body any, parse
 	model := req.Model
 	conn := &Conn{call: c, resp: resp}
 	conn.body = watchBody{r: resp.Body}
-	conn.capped = &cappedBody{r: &conn.body, left: c.maxMessageBytes()}
+	hook := new(llm.WaitHook)
+	conn.capped = &cappedBody{r: &conn.body, left: c.maxMessageBytes(), wait: hook}
 	conn.Dec = sse.NewDecoder(conn.capped)
 	conn.Dec.MaxEvent = c.Options.MaxEventBytes
-	return llm.NewStream(c.message(&model), c.capOutput(parse(conn, &model), outputCap(req)), conn.Close), nil
+	return llm.NewStream(c.message(&model), c.capOutput(parse(conn, &model), outputCap(req)), conn.Close).Waits(hook), nil
 }
