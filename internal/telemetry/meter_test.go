@@ -171,4 +171,3 @@ func TestResource(t *testing.T) {
 		t.Errorf("malformed pair: %v, want an error without the pair", err)
 	}
 }
-
