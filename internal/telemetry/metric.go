@@ -34,17 +34,16 @@ type meterProvider struct {
 	mu     sync.Mutex
 	meters map[scope]*meter
 
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	w *worker // exports the totals every interval
 }
 
 // newMeterProvider starts the provider's periodic export; Shutdown stops
 // it.
 func newMeterProvider(res resource, interval time.Duration, export func(context.Context, []scopeMetrics) error) *meterProvider {
-	p := &meterProvider{res: res, start: time.Now(), export: export, meters: map[scope]*meter{},
-		stop: make(chan struct{}), done: make(chan struct{})}
-	go p.loop(interval)
+	p := &meterProvider{res: res, start: time.Now(), export: export, meters: map[scope]*meter{}}
+	p.w = startWorker(interval, func() {
+		_ = p.export(context.Background(), p.collect()) // the sender keeps the error for Shutdown
+	})
 	return p
 }
 
@@ -61,28 +60,11 @@ func (p *meterProvider) Meter(name string, opts ...metric.MeterOption) metric.Me
 	return m
 }
 
-func (p *meterProvider) loop(interval time.Duration) {
-	defer close(p.done)
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-tick.C:
-			_ = p.export(context.Background(), p.collect()) // the sender keeps the error for Shutdown
-		}
-	}
-}
-
 // Shutdown stops the periodic export and exports the totals once more,
 // within ctx.
 func (p *meterProvider) Shutdown(ctx context.Context) error {
-	p.once.Do(func() { close(p.stop) })
-	select {
-	case <-p.done:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := p.w.halt(ctx); err != nil {
+		return err
 	}
 	return p.export(ctx, p.collect())
 }

@@ -285,3 +285,32 @@ func TestConcurrentUse(t *testing.T) {
 		t.Errorf("counter total %v, want 800", got)
 	}
 }
+
+// TestShutdownDuringExport: a periodic export stuck on a collector when
+// Shutdown comes holds Shutdown only until its deadline.
+func TestShutdownDuringExport(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		unstick := make(chan struct{})
+		defer close(unstick)
+		started := make(chan struct{}, 1)
+		mp := newMeterProvider(resource{}, time.Second, func(context.Context, []scopeMetrics) error {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			<-unstick
+			return nil
+		})
+		time.Sleep(time.Second)
+		<-started
+		ctx, cancel := context.WithTimeout(context.Background(), FlushTimeout)
+		defer cancel()
+		start := time.Now()
+		if err := mp.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Shutdown: %v, want the deadline", err)
+		}
+		if took := time.Since(start); took != FlushTimeout {
+			t.Errorf("Shutdown took %s, want %s", took, FlushTimeout)
+		}
+	})
+}

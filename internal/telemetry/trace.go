@@ -51,17 +51,14 @@ type tracerProvider struct {
 	closed  bool
 	dropped atomic.Int64 // spans dropped because the queue was full
 
-	wake chan struct{} // a full batch is waiting
-	stop chan struct{} // Shutdown began
-	done chan struct{} // the export goroutine finished
-	once sync.Once
+	w *worker // exports a batch when one is full or batchDelay has passed
 }
 
 // newTracerProvider starts the provider's export goroutine; Shutdown
 // stops it.
 func newTracerProvider(res resource, export func(context.Context, []*span) error) *tracerProvider {
-	p := &tracerProvider{res: res, export: export, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go p.loop()
+	p := &tracerProvider{res: res, export: export}
+	p.w = startWorker(batchDelay, p.exportQueued)
 	return p
 }
 
@@ -83,10 +80,7 @@ func (p *tracerProvider) enqueue(s *span) {
 	full := len(p.queue) >= batchSize
 	p.mu.Unlock()
 	if full {
-		select {
-		case p.wake <- struct{}{}:
-		default:
-		}
+		p.w.poke()
 	}
 }
 
@@ -103,23 +97,12 @@ func (p *tracerProvider) take() []*span {
 	return b
 }
 
-// loop exports a batch when one is full or batchDelay has passed.
-func (p *tracerProvider) loop() {
-	defer close(p.done)
-	tick := time.NewTicker(batchDelay)
-	defer tick.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-p.wake:
-		case <-tick.C:
-		}
-		for b := p.take(); b != nil; b = p.take() {
-			_ = p.export(context.Background(), b) // the sender keeps the error for Shutdown
-			if len(b) < batchSize {
-				break
-			}
+// exportQueued exports what is queued, a batch at a time.
+func (p *tracerProvider) exportQueued() {
+	for b := p.take(); b != nil; b = p.take() {
+		_ = p.export(context.Background(), b) // the sender keeps the error for Shutdown
+		if len(b) < batchSize {
+			break
 		}
 	}
 }
@@ -127,11 +110,8 @@ func (p *tracerProvider) loop() {
 // Shutdown stops the export goroutine and exports what is queued, within
 // ctx; spans ended later are dropped.
 func (p *tracerProvider) Shutdown(ctx context.Context) error {
-	p.once.Do(func() { close(p.stop) })
-	select {
-	case <-p.done:
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := p.w.halt(ctx); err != nil {
+		return err
 	}
 	p.mu.Lock()
 	p.closed = true
