@@ -28,7 +28,7 @@ import (
 // a 503, a 429 with retry-after and an overflow compaction.
 func TestLibrarySDKSameTree(t *testing.T) {
 	isolate(t)
-	official := func(ctx context.Context, col *collector) (trace.TracerProvider, metric.MeterProvider, func(context.Context) error) {
+	official := func(t *testing.T, ctx context.Context, col *collector) (trace.TracerProvider, metric.MeterProvider, func(context.Context) error) {
 		host := strings.TrimPrefix(col.HTTP, "http://")
 		te, err := otlptracehttp.New(ctx, otlptracehttp.WithEndpoint(host), otlptracehttp.WithInsecure())
 		if err != nil {
@@ -47,15 +47,19 @@ func TestLibrarySDKSameTree(t *testing.T) {
 			return mp.Shutdown(ctx)
 		}
 	}
-	own := func(ctx context.Context, col *collector) (trace.TracerProvider, metric.MeterProvider, func(context.Context) error) {
+	own := func(t *testing.T, ctx context.Context, col *collector) (trace.TracerProvider, metric.MeterProvider, func(context.Context) error) {
 		tel, err := telemetry.Setup(ctx, telemetry.Config{Enabled: true, Endpoint: col.HTTP}, func(string) string { return "" }, "test")
 		if err != nil {
 			t.Fatal(err)
 		}
 		return tel.TracerProvider, tel.MeterProvider, tel.Shutdown
 	}
-	sdkTree, sdkSums := libraryRun(t, official)
-	ownTree, ownSums := libraryRun(t, own)
+	// One Collector at a time (a subtest stops its own): two running at
+	// once race on gRPC's global logger inside the Collector.
+	var sdkTree, ownTree []string
+	var sdkSums, ownSums map[string]float64
+	t.Run("official SDK", func(t *testing.T) { sdkTree, sdkSums = libraryRun(t, official) })
+	t.Run("rally's pipeline", func(t *testing.T) { ownTree, ownSums = libraryRun(t, own) })
 	want := []string{
 		"ci job <  kind=Internal",
 		"invoke_agent < ci job kind=Internal",
@@ -84,7 +88,7 @@ func TestLibrarySDKSameTree(t *testing.T) {
 // libraryRun runs a session with the providers setup makes into a
 // Collector of its own and returns the span tree under an embedder's span
 // and the metric totals.
-func libraryRun(t *testing.T, setup func(context.Context, *collector) (trace.TracerProvider, metric.MeterProvider, func(context.Context) error)) ([]string, map[string]float64) {
+func libraryRun(t *testing.T, setup func(*testing.T, context.Context, *collector) (trace.TracerProvider, metric.MeterProvider, func(context.Context) error)) ([]string, map[string]float64) {
 	t.Helper()
 	ctx := t.Context()
 	col := startCollector(t)
@@ -96,7 +100,7 @@ func libraryRun(t *testing.T, setup func(context.Context, *collector) (trace.Tra
 		llmtest.Step{Text: "## Goal\nsummary"},
 		llmtest.Step{Text: "recovered"},
 	)
-	tp, mp, shutdown := setup(ctx, col)
+	tp, mp, shutdown := setup(t, ctx, col)
 	model := llm.Model{ID: "m", API: llm.APIOpenAICompletions, Provider: "acme", Input: []string{"text"}, ContextWindow: 100000, MaxTokens: 1000}
 	pol := retry.Policy{MaxRetries: 3, BaseDelay: time.Millisecond, MaxDelay: time.Minute}
 	s, err := session.New(session.Config{Provider: &openai.Completions{ClientOptions: llm.ClientOptions{BaseURL: srv.URL + "/v1", Provider: "acme"}},
