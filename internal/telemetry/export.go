@@ -15,10 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // sender posts one encoded OTLP request: over HTTP (POST the protobuf to
@@ -32,9 +28,9 @@ type sender struct {
 	client  *http.Client
 	timeout time.Duration
 
-	// failed is the last export's error, nil once one succeeds: the SDK
-	// hands a failed span export to the global error handler, not to
-	// Shutdown, so Telemetry.Shutdown asks here what the flush lost.
+	// failed is the last export's error, nil once one succeeds: the
+	// batches go out from a goroutine of their own, which has no one to
+	// tell, so Telemetry.Shutdown asks here what the flush lost.
 	mu     sync.Mutex
 	failed error
 }
@@ -137,44 +133,6 @@ func (s *sender) post(ctx context.Context, body []byte) error {
 			return fmt.Errorf("export to %s: gRPC status %s %s", s.shown, st, resp.Trailer.Get("Grpc-Message"))
 		}
 	}
-	return nil
-}
-
-// spanExporter is an sdktrace.SpanExporter over OTLP.
-type spanExporter struct{ s *sender }
-
-func (x spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	if len(spans) == 0 {
-		return nil
-	}
-	return x.s.send(ctx, traceRequest(spans))
-}
-
-func (x spanExporter) Shutdown(context.Context) error {
-	x.s.client.CloseIdleConnections()
-	return nil
-}
-
-// metricExporter is an sdkmetric.Exporter over OTLP: cumulative sums and
-// histograms, the SDK's default aggregations.
-type metricExporter struct{ s *sender }
-
-func (metricExporter) Temporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
-	return sdkmetric.DefaultTemporalitySelector(k)
-}
-
-func (metricExporter) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
-	return sdkmetric.DefaultAggregationSelector(k)
-}
-
-func (x metricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
-	return x.s.send(ctx, metricsRequest(rm))
-}
-
-func (metricExporter) ForceFlush(context.Context) error { return nil }
-
-func (x metricExporter) Shutdown(context.Context) error {
-	x.s.client.CloseIdleConnections()
 	return nil
 }
 

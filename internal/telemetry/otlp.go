@@ -6,10 +6,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // The OTLP protobuf messages, written by hand with the wire format's few
@@ -125,84 +121,84 @@ func anyValue(e *enc, v attribute.Value) {
 	}
 }
 
-func resourceMsg(e *enc, field int, r *resource.Resource) {
-	e.msg(field, func(e *enc) { keyValues(e, 1, r.Attributes()) })
+func resourceMsg(e *enc, field int, r resource) {
+	e.msg(field, func(e *enc) { keyValues(e, 1, r.attrs) })
 }
 
-func scopeMsg(e *enc, field int, s instrumentation.Scope) {
+func scopeMsg(e *enc, field int, s scope) {
 	e.msg(field, func(e *enc) {
-		e.str(1, s.Name)
-		e.str(2, s.Version)
+		e.str(1, s.name)
+		e.str(2, s.version)
 	})
 }
 
-// traceRequest is ExportTraceServiceRequest{resource_spans=1} for spans,
-// grouped by resource and scope (one of each in rally, but any works).
-func traceRequest(spans []sdktrace.ReadOnlySpan) []byte {
+// traceRequest is ExportTraceServiceRequest{resource_spans=1} for spans
+// of one resource, grouped by scope.
+func traceRequest(res resource, spans []*span) []byte {
 	type group struct {
-		res   *resource.Resource
-		scope instrumentation.Scope
-		spans []sdktrace.ReadOnlySpan
+		scope scope
+		spans []*span
 	}
 	var groups []*group
 	for _, s := range spans {
 		var g *group
 		for _, c := range groups {
-			if c.res == s.Resource() && c.scope == s.InstrumentationScope() {
+			if c.scope == s.t.scope {
 				g = c
 			}
 		}
 		if g == nil {
-			g = &group{res: s.Resource(), scope: s.InstrumentationScope()}
+			g = &group{scope: s.t.scope}
 			groups = append(groups, g)
 		}
 		g.spans = append(g.spans, s)
 	}
 	var e enc
-	for _, g := range groups {
-		e.msg(1, func(e *enc) { // ResourceSpans{resource=1, scope_spans=2, schema_url=3}
-			resourceMsg(e, 1, g.res)
+	e.msg(1, func(e *enc) { // ResourceSpans{resource=1, scope_spans=2, schema_url=3}
+		resourceMsg(e, 1, res)
+		for _, g := range groups {
 			e.msg(2, func(e *enc) { // ScopeSpans{scope=1, spans=2, schema_url=3}
 				scopeMsg(e, 1, g.scope)
 				for _, s := range g.spans {
-					e.msg(2, func(e *enc) { span(e, s) })
+					e.msg(2, func(e *enc) { spanMsg(e, s) })
 				}
-				e.str(3, g.scope.SchemaURL)
+				e.str(3, g.scope.schemaURL)
 			})
-			e.str(3, g.res.SchemaURL())
-		})
-	}
+		}
+		e.str(3, res.schemaURL)
+	})
 	return e.b
 }
 
-// span writes trace.proto Span.
-func span(e *enc, s sdktrace.ReadOnlySpan) {
-	sc := s.SpanContext()
+// spanMsg writes trace.proto Span of an ended span (which nothing
+// changes any more).
+func spanMsg(e *enc, s *span) {
+	sc := s.sc
 	tid, sid := sc.TraceID(), sc.SpanID()
 	e.bytes(1, tid[:])
 	e.bytes(2, sid[:])
 	e.str(3, sc.TraceState().String())
-	if p := s.Parent(); p.IsValid() {
-		psid := p.SpanID()
+	if s.parent.IsValid() {
+		psid := s.parent.SpanID()
 		e.bytes(4, psid[:])
 	}
-	e.str(5, s.Name())
-	e.varint(6, uint64(s.SpanKind())) // the SDK's kinds are the proto's numbers
-	e.fixed64(7, unixNano(s.StartTime()))
-	e.fixed64(8, unixNano(s.EndTime()))
-	keyValues(e, 9, s.Attributes())
-	e.varint(10, uint64(s.DroppedAttributes()))
-	for _, ev := range s.Events() { // Event{time=1, name=2, attributes=3}
+	e.str(5, s.name)
+	e.varint(6, uint64(s.kind)) // the API's kinds are the proto's numbers
+	e.fixed64(7, unixNano(s.start))
+	e.fixed64(8, unixNano(s.end))
+	keyValues(e, 9, s.attrs)
+	e.varint(10, uint64(s.droppedAttrs))
+	for _, ev := range s.events { // Event{time=1, name=2, attributes=3}
 		e.msg(11, func(e *enc) {
-			e.fixed64(1, unixNano(ev.Time))
-			e.str(2, ev.Name)
-			keyValues(e, 3, ev.Attributes)
+			e.fixed64(1, unixNano(ev.time))
+			e.str(2, ev.name)
+			keyValues(e, 3, ev.attrs)
 		})
 	}
-	st := s.Status()
+	e.varint(12, uint64(s.droppedEvents))
 	e.msg(15, func(e *enc) { // Status{message=2, code=3: 0 unset, 1 ok, 2 error}
-		e.str(2, st.Description)
-		switch st.Code {
+		e.str(2, s.desc)
+		switch s.code {
 		case codes.Ok:
 			e.varint(3, 1)
 		case codes.Error:
@@ -212,7 +208,7 @@ func span(e *enc, s sdktrace.ReadOnlySpan) {
 	// flags: the trace flags, and that the parent's remoteness is known
 	// (bit 8) and whether it is remote (bit 9).
 	flags := uint32(sc.TraceFlags()) | 1<<8
-	if s.Parent().IsRemote() {
+	if s.parent.IsRemote() {
 		flags |= 1 << 9
 	}
 	e.tag(16, wireFixed32)
@@ -220,78 +216,59 @@ func span(e *enc, s sdktrace.ReadOnlySpan) {
 }
 
 // metricsRequest is ExportMetricsServiceRequest{resource_metrics=1}.
-func metricsRequest(rm *metricdata.ResourceMetrics) []byte {
+func metricsRequest(res resource, sms []scopeMetrics) []byte {
 	var e enc
 	e.msg(1, func(e *enc) { // ResourceMetrics{resource=1, scope_metrics=2, schema_url=3}
-		resourceMsg(e, 1, rm.Resource)
-		for _, sm := range rm.ScopeMetrics {
+		resourceMsg(e, 1, res)
+		for _, sm := range sms {
 			e.msg(2, func(e *enc) { // ScopeMetrics{scope=1, metrics=2, schema_url=3}
-				scopeMsg(e, 1, sm.Scope)
-				for _, m := range sm.Metrics {
+				scopeMsg(e, 1, sm.scope)
+				for _, m := range sm.metrics {
 					e.msg(2, func(e *enc) { metricMsg(e, m) })
 				}
-				e.str(3, sm.Scope.SchemaURL)
+				e.str(3, sm.scope.schemaURL)
 			})
 		}
-		e.str(3, rm.Resource.SchemaURL())
+		e.str(3, res.schemaURL)
 	})
 	return e.b
 }
 
-// temporality is AggregationTemporality: 1 delta, 2 cumulative.
-func temporality(t metricdata.Temporality) uint64 {
-	if t == metricdata.DeltaTemporality {
-		return 1
-	}
-	return 2
-}
+// cumulative is AggregationTemporality CUMULATIVE (1 is delta): rally's
+// points are totals since the process started.
+const cumulative = 2
 
-// metricMsg writes Metric{name=1, description=2, unit=3, gauge=5, sum=7,
+// metricMsg writes Metric{name=1, description=2, unit=3, sum=7,
 // histogram=9}; the kinds rally's instruments make.
-func metricMsg(e *enc, m metricdata.Metrics) {
-	e.str(1, m.Name)
-	e.str(2, m.Description)
-	e.str(3, m.Unit)
-	switch d := m.Data.(type) {
-	case metricdata.Sum[int64]:
-		e.msg(7, func(e *enc) { sum(e, d.DataPoints, d.Temporality, d.IsMonotonic) })
-	case metricdata.Sum[float64]:
-		e.msg(7, func(e *enc) { sum(e, d.DataPoints, d.Temporality, d.IsMonotonic) })
-	case metricdata.Gauge[int64]:
-		e.msg(5, func(e *enc) { points(e, d.DataPoints) })
-	case metricdata.Gauge[float64]:
-		e.msg(5, func(e *enc) { points(e, d.DataPoints) })
-	case metricdata.Histogram[int64]:
-		e.msg(9, func(e *enc) { histogram(e, d) })
-	case metricdata.Histogram[float64]:
-		e.msg(9, func(e *enc) { histogram(e, d) })
+func metricMsg(e *enc, m metricData) {
+	e.str(1, m.name)
+	e.str(2, m.desc)
+	e.str(3, m.unit)
+	if m.histogram {
+		e.msg(9, func(e *enc) { histogram(e, m.points) })
+		return
 	}
-}
-
-// sum writes Sum{data_points=1, aggregation_temporality=2, is_monotonic=3}.
-func sum[N int64 | float64](e *enc, dps []metricdata.DataPoint[N], t metricdata.Temporality, mono bool) {
-	points(e, dps)
-	e.varint(2, temporality(t))
-	if mono {
+	e.msg(7, func(e *enc) { // Sum{data_points=1, aggregation_temporality=2, is_monotonic=3}
+		points(e, m.points)
+		e.varint(2, cumulative)
 		e.varint(3, 1)
-	}
+	})
 }
 
 // points writes NumberDataPoint{start=2, time=3, as_double=4, as_int=6
 // (sfixed64), attributes=7} as field 1 of its container.
-func points[N int64 | float64](e *enc, dps []metricdata.DataPoint[N]) {
-	for _, dp := range dps {
+func points(e *enc, pts []point) {
+	for _, dp := range pts {
 		e.msg(1, func(e *enc) {
-			e.fixed64(2, unixNano(dp.StartTime))
-			e.fixed64(3, unixNano(dp.Time))
-			switch v := any(dp.Value).(type) {
-			case int64:
+			e.fixed64(2, unixNano(dp.start))
+			e.fixed64(3, unixNano(dp.time))
+			if dp.isInt {
 				e.tag(6, wireFixed64)
-				e.b = binary.LittleEndian.AppendUint64(e.b, uint64(v))
-			case float64:
-				e.double(4, v)
+				e.b = binary.LittleEndian.AppendUint64(e.b, uint64(int64(dp.sum)))
+			} else {
+				e.double(4, dp.sum)
 			}
-			keyValues(e, 7, dp.Attributes.ToSlice())
+			keyValues(e, 7, dp.attrs.ToSlice())
 		})
 	}
 }
@@ -299,31 +276,29 @@ func points[N int64 | float64](e *enc, dps []metricdata.DataPoint[N]) {
 // histogram writes Histogram{data_points=1, aggregation_temporality=2}
 // with HistogramDataPoint{start=2, time=3, count=4, sum=5,
 // bucket_counts=6, explicit_bounds=7, attributes=9, min=11, max=12}.
-func histogram[N int64 | float64](e *enc, h metricdata.Histogram[N]) {
-	for _, dp := range h.DataPoints {
+func histogram(e *enc, pts []point) {
+	for _, dp := range pts {
 		e.msg(1, func(e *enc) {
-			e.fixed64(2, unixNano(dp.StartTime))
-			e.fixed64(3, unixNano(dp.Time))
-			e.fixed64(4, dp.Count)
-			e.double(5, float64(dp.Sum))
+			e.fixed64(2, unixNano(dp.start))
+			e.fixed64(3, unixNano(dp.time))
+			e.fixed64(4, dp.count)
+			e.double(5, dp.sum)
 			e.msg(6, func(e *enc) {
-				for _, c := range dp.BucketCounts {
+				for _, c := range dp.buckets {
 					e.b = binary.LittleEndian.AppendUint64(e.b, c)
 				}
 			})
 			e.msg(7, func(e *enc) {
-				for _, b := range dp.Bounds {
+				for _, b := range dp.bounds {
 					e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(b))
 				}
 			})
-			keyValues(e, 9, dp.Attributes.ToSlice())
-			if v, ok := dp.Min.Value(); ok {
-				e.double(11, float64(v))
-			}
-			if v, ok := dp.Max.Value(); ok {
-				e.double(12, float64(v))
+			keyValues(e, 9, dp.attrs.ToSlice())
+			if dp.count > 0 {
+				e.double(11, dp.min)
+				e.double(12, dp.max)
 			}
 		})
 	}
-	e.varint(2, temporality(h.Temporality))
+	e.varint(2, cumulative)
 }

@@ -10,18 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/embedded"
 )
@@ -51,6 +47,7 @@ type Telemetry struct {
 	MeterProvider  metric.MeterProvider // nil when metrics are off
 	CaptureContent bool
 	shutdown       []func(context.Context) error
+	tp             *tracerProvider // for Dropped
 	senders        []*sender
 	// The fleet's instruments: the gate runs below the session, in the
 	// composition root's wiring, so they are made here.
@@ -90,29 +87,28 @@ func On(c Config, getenv func(string) string) bool {
 }
 
 // Setup builds the export for c, or returns nil when telemetry is off
-// (then nothing of the SDK is initialised). version is service.version.
-// A variable wins over a setting.
+// (then nothing is started). version is service.version. A variable wins
+// over a setting. The providers are rally's own (trace.go, metric.go),
+// not the OpenTelemetry SDK's, so that a rally binary with telemetry off
+// does not carry the SDK's memory and start-up cost.
 func Setup(ctx context.Context, c Config, getenv func(string) string, version string) (*Telemetry, error) {
 	if !On(c, getenv) {
 		return nil, nil
 	}
-	res, err := newResource(ctx, version)
+	res, err := newResource(getenv, version)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: resource: %w", err)
 	}
 	t := &Telemetry{CaptureContent: c.CaptureContent}
-	// The SDK reports a failed background export to OpenTelemetry's one
-	// global handler, which by default prints every one to stderr, over
-	// the run's own output. The flush at exit says once what failed.
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	if exporter(getenv, "OTEL_TRACES_EXPORTER") {
 		snd, err := signalSender(c, getenv, "traces")
 		if err != nil {
 			return nil, err
 		}
 		t.senders = append(t.senders, snd)
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spanExporter{snd}), sdktrace.WithResource(res))
+		tp := newTracerProvider(res, func(ctx context.Context, spans []*span) error { return snd.send(ctx, traceRequest(res, spans)) })
 		t.shutdown = append(t.shutdown, tp.Shutdown)
+		t.tp = tp
 		t.TracerProvider = withParent(tp, envParent(getenv))
 	}
 	if exporter(getenv, "OTEL_METRICS_EXPORTER") {
@@ -121,7 +117,8 @@ func Setup(ctx context.Context, c Config, getenv func(string) string, version st
 			return nil, err
 		}
 		t.senders = append(t.senders, snd)
-		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metricExporter{snd})), sdkmetric.WithResource(res))
+		mp := newMeterProvider(res, interval(getenv("OTEL_METRIC_EXPORT_INTERVAL")),
+			func(ctx context.Context, sms []scopeMetrics) error { return snd.send(ctx, metricsRequest(res, sms)) })
 		t.shutdown = append(t.shutdown, mp.Shutdown)
 		t.MeterProvider = mp
 		m := mp.Meter("github.com/rally-agent/rally/fleet")
@@ -185,14 +182,14 @@ func first(vs ...string) string {
 	return ""
 }
 
-// newResource is service.name rally (OTEL_SERVICE_NAME wins), its version,
-// and OTEL_RESOURCE_ATTRIBUTES.
-func newResource(ctx context.Context, version string) (*resource.Resource, error) {
-	return resource.New(ctx,
-		resource.WithTelemetrySDK(),
-		resource.WithAttributes(semconv.ServiceName("rally"), semconv.ServiceVersion(version)),
-		resource.WithFromEnv(), // after, so that the variables win
-	)
+// interval is OTEL_METRIC_EXPORT_INTERVAL (milliseconds), by default the
+// SDK's minute.
+func interval(v string) time.Duration {
+	ms, err := strconv.Atoi(v)
+	if err != nil || ms <= 0 {
+		return defaultInterval
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // Shutdown flushes what is buffered and stops the export, within a
@@ -214,7 +211,7 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	}
 	wg.Wait()
 	// What the last export of each signal said, else what stopping did
-	// (the metrics reader returns its export's error, the same one).
+	// (a stop returns its export's error, the same one).
 	var errs []error
 	for _, s := range t.senders {
 		if err := s.lastErr(); err != nil {
@@ -223,6 +220,9 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	}
 	if len(errs) == 0 {
 		errs = slices.DeleteFunc(stopped, func(err error) bool { return err == nil })
+	}
+	if n := t.Dropped(); n > 0 {
+		errs = append(errs, fmt.Errorf("%d spans dropped: the export queue was full", n))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("telemetry: flush at exit: %w", err)
@@ -268,4 +268,13 @@ func (p parentedTracer) Start(ctx context.Context, name string, opts ...trace.Sp
 		ctx = trace.ContextWithRemoteSpanContext(ctx, p.parent)
 	}
 	return p.t.Start(ctx, name, opts...)
+}
+
+// Dropped is how many ended spans the export queue had no room for (a
+// collector slower than the agent): they are lost, not waited for.
+func (t *Telemetry) Dropped() int64 {
+	if t == nil || t.tp == nil {
+		return 0
+	}
+	return t.tp.dropped.Load()
 }
