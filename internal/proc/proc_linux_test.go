@@ -26,7 +26,13 @@ func TestMain(m *testing.M) {
 		if err := os.WriteFile(file, []byte(strconv.Itoa(cmd.Process.Pid)+"\n"), 0o600); err != nil {
 			os.Exit(2)
 		}
-		select {}
+		// Wait in a system call until the test kills us. Not select{}:
+		// with no other goroutine the runtime calls that a deadlock and
+		// exits, which fired the death signal early, so that the test
+		// sometimes found the command already dead before it killed the
+		// parent.
+		cmd.Wait()
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
