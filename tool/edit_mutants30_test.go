@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -24,4 +25,32 @@ func TestEditErrorsAtTheEdges(t *testing.T) {
 		{"first line nowhere", map[string]any{"path": "f.go", "oldText": "baz()\nnope", "newText": "b"},
 			"was not found in " + dir + "/f.go; it must match the file exactly, including whitespace, indentation and line breaks. Read the file again and copy the text from it"},
 	})
+}
+
+// TestEditDiffOfRepeatedLines: the diff an edit shows is the change alone,
+// placed where the edit made it, also when the lines around it repeat it
+// (edit.go diff: the tail block ends at the match's own line, `j >= 0`;
+// the common prefix and suffix stop at the shorter block, `pre < len(a)`,
+// `suf < len(a)-pre`, `suf < len(b)-pre`).
+func TestEditDiffOfRepeatedLines(t *testing.T) {
+	for _, tt := range []struct {
+		name, before, old, new, hunk string
+	}{
+		{"a line inserted after the match", "x\ny\n", "x", "x\ny", "@@ -1,0 +2,1 @@\n+y"},
+		{"a line inserted above the match", "x\n", "x", "y\nx", "@@ -0,0 +1,1 @@\n+y"},
+		{"a repeated line added", "x\nx\n", "x\nx", "x\nx\nx", "@@ -2,0 +3,1 @@\n+x"},
+		{"a repeated line dropped", "x\nx\nx\n", "x\nx\nx", "x\nx", "@@ -3,1 +2,0 @@\n-x"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, dir, "f", tt.before)
+			res, err := call(t, Edit{Dir: dir}, map[string]any{"path": "f", "oldText": tt.old, "newText": tt.new})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := textOf(res); !strings.HasSuffix(got, "\n"+tt.hunk) {
+				t.Errorf("result %q, want it to end with the hunk %q", got, tt.hunk)
+			}
+		})
+	}
 }
