@@ -54,3 +54,32 @@ func TestEditDiffOfRepeatedLines(t *testing.T) {
 		})
 	}
 }
+
+// TestEditDiffLimitsAreInclusive: a changed line of exactly DefaultLineLen
+// characters shows whole (edit.go `len(l) > DefaultLineLen`), and a diff of
+// exactly MaxDiffBytes is not cut (capDiff `len(d) <= max`).
+func TestEditDiffLimitsAreInclusive(t *testing.T) {
+	edit := func(t *testing.T, e Edit, newText string) string {
+		t.Helper()
+		e.Dir = t.TempDir()
+		writeFile(t, e.Dir, "f", "a\nold\nz\n")
+		res, err := call(t, e, map[string]any{"path": "f", "oldText": "old", "newText": newText})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, d, _ := strings.Cut(textOf(res), "\n")
+		return d
+	}
+	t.Run("line of exactly the cap", func(t *testing.T) {
+		line := strings.Repeat("n", DefaultLineLen)
+		if d := edit(t, Edit{}, line); !strings.HasSuffix(d, "\n+"+line) {
+			t.Errorf("a %d-character line did not show whole: %.80q…", DefaultLineLen, d[len(d)-80:])
+		}
+	})
+	t.Run("diff of exactly the cap", func(t *testing.T) {
+		whole := edit(t, Edit{}, "new\nlines\nhere")
+		if d := edit(t, Edit{MaxDiffBytes: len(whole)}, "new\nlines\nhere"); d != whole {
+			t.Errorf("a diff of exactly MaxDiffBytes %d was cut:\n%s", len(whole), d)
+		}
+	})
+}
