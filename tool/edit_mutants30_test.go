@@ -56,8 +56,9 @@ func TestEditDiffOfRepeatedLines(t *testing.T) {
 }
 
 // TestEditDiffLimitsAreInclusive: a changed line of exactly DefaultLineLen
-// characters shows whole (edit.go `len(l) > DefaultLineLen`), and a diff of
-// exactly MaxDiffBytes is not cut (capDiff `len(d) <= max`).
+// characters shows whole (edit.go `len(l) > DefaultLineLen`), a diff of
+// exactly MaxDiffBytes is not cut (capDiff `len(d) <= max`), and a longer
+// one is cut at the end of its last whole line (`i > 0`).
 func TestEditDiffLimitsAreInclusive(t *testing.T) {
 	edit := func(t *testing.T, e Edit, newText string) string {
 		t.Helper()
@@ -80,6 +81,12 @@ func TestEditDiffLimitsAreInclusive(t *testing.T) {
 		whole := edit(t, Edit{}, "new\nlines\nhere")
 		if d := edit(t, Edit{MaxDiffBytes: len(whole)}, "new\nlines\nhere"); d != whole {
 			t.Errorf("a diff of exactly MaxDiffBytes %d was cut:\n%s", len(whole), d)
+		}
+	})
+	t.Run("cut at a line's end", func(t *testing.T) {
+		d := edit(t, Edit{MaxDiffBytes: 18}, "new\nlines\nhere") // 18 bytes end inside "-old"
+		if !strings.HasPrefix(d, "@@ -2,1 +2,3 @@\n[diff cut at 15 bytes of 38 bytes;") {
+			t.Errorf("the cut diff is\n%s\nwant only its whole first line before the note", d)
 		}
 	})
 }
