@@ -11,8 +11,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rally-agent/rally/internal/proctest"
+	"github.com/rally-agent/rally/settings"
 )
 
 // parentOf is pid's parent as /proc shows it, or 0.
@@ -42,5 +44,15 @@ func TestNoHooksAdoptNothing(t *testing.T) {
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	if got := parentOf(pid); got == os.Getpid() || got == 0 {
 		t.Errorf("the tool's orphan %d has parent %d; rally (%d) with no hooks must not adopt it", pid, got, os.Getpid())
+	}
+}
+
+// TestFromSettingsGrace (a mutant no hooks test reached: hooks.go
+// FromSettings, `HooksGraceMs * time.Millisecond`): hooksGraceMs is
+// milliseconds.
+func TestFromSettingsGrace(t *testing.T) {
+	cfg := FromSettings(&settings.Settings{HooksGraceMs: 1500, HooksMaxProcesses: 3})
+	if cfg.Grace != 1500*time.Millisecond || cfg.MaxProcs != 3 {
+		t.Errorf("grace %v, max processes %d; want 1.5s and 3", cfg.Grace, cfg.MaxProcs)
 	}
 }
