@@ -1,0 +1,41 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// abortAfter is a context whose Err is nil for its first n calls and
+// context.Canceled after: an abort that lands while a tool is working,
+// at a point the test picks, not at a time it hopes for.
+type abortAfter struct {
+	context.Context
+	n atomic.Int64
+}
+
+func (c *abortAfter) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestReadChecksAbortAsItGoes (a mutant that lived, issue 30 third round:
+// read.go `n%ctxCheckEveryLines` made `n*ctxCheckEveryLines`): a read of a
+// long file looks for an abort every ctxCheckEveryLines lines, not only
+// before it starts. The context passes the check before the file is
+// opened and the one before its first line, and is aborted from then on.
+func TestReadChecksAbortAsItGoes(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "long", strings.Repeat("line\n", 3*ctxCheckEveryLines))
+	ctx := &abortAfter{Context: context.Background()}
+	ctx.n.Store(2)
+	_, err := Read{Dir: dir}.Run(ctx, json.RawMessage(`{"path":"long"}`))
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want the abort that came within the file", err)
+	}
+}
