@@ -39,3 +39,20 @@ func TestReadChecksAbortAsItGoes(t *testing.T) {
 		t.Errorf("err %v, want the abort that came within the file", err)
 	}
 }
+
+// TestReadShowsTheFirstLinePastTheCap (a mutant that lived: read.go
+// `last > 0 && …`): the first line asked for is shown even when it alone
+// is over the byte cap, so a read always makes progress; the cap stops
+// the lines after it.
+func TestReadShowsTheFirstLinePastTheCap(t *testing.T) {
+	dir := t.TempDir()
+	first := strings.Repeat("w", 30)
+	writeFile(t, dir, "f", first+"\nsecond\n")
+	res, err := call(t, Read{Dir: dir, MaxBytes: 10}, map[string]any{"path": "f"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := textOf(res); !strings.HasPrefix(got, first+"\n\n[showing lines 1-1 of 2; use offset=2 to read more") {
+		t.Errorf("result %q, want the first line and a note to read on", got)
+	}
+}
