@@ -56,3 +56,40 @@ func TestReadShowsTheFirstLinePastTheCap(t *testing.T) {
 		t.Errorf("result %q, want the first line and a note to read on", got)
 	}
 }
+
+// TestReadLineCutEdges (mutants that lived: read.go nextLine
+// `len(frag) > room`, trimRune `i >= 0` and `i--`, isBinary
+// `IndexByte(head, 0) >= 0`): a line of exactly MaxLineLen bytes is whole;
+// a cut inside a multi-byte character drops the partial character,
+// whether it started the line or not; a file whose very first byte is NUL
+// is binary.
+func TestReadLineCutEdges(t *testing.T) {
+	for _, tt := range []struct {
+		name, content string
+		maxLineLen    int
+		want          string // the start of the result
+	}{
+		{"exactly the cap", "abcd\n", 4, "abcd"},
+		{"cut inside the first character", "€€\n", 2, " … [line cut at 2 characters]"},
+		{"cut inside a later character", "ab€\n", 4, "ab … [line cut at 4 characters]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, dir, "f", tt.content)
+			res, err := call(t, Read{Dir: dir, MaxLineLen: tt.maxLineLen}, map[string]any{"path": "f"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := textOf(res); got != tt.want && !strings.HasPrefix(got, tt.want+"\n") {
+				t.Errorf("result %q, want it to start with the line %q", got, tt.want)
+			}
+		})
+	}
+	t.Run("NUL first", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFile(t, dir, "f", "\x00 then text")
+		if _, err := call(t, Read{Dir: dir}, map[string]any{"path": "f"}); err == nil || !strings.Contains(err.Error(), "looks like a binary file") {
+			t.Errorf("err %v, want the file refused as binary", err)
+		}
+	})
+}
