@@ -102,3 +102,61 @@ func TestKillMarked(t *testing.T) {
 		t.Errorf("KillMarked after the marked process ended killed %d, want 0", n)
 	}
 }
+
+// TestKillEscapedOnlyTheNew (reaper_linux.go children, readStat, adopted,
+// escaped, KillEscaped and ReapAdopted, which only the hooks tests ran):
+// with the process adopting orphans, a process that left its session
+// (setsid) after Escaped was taken is killed and reaped by KillEscaped,
+// which counts it; one that had escaped before, and an orphan still in
+// this session (a tool's background process), are left running.
+func TestKillEscapedOnlyTheNew(t *testing.T) {
+	stop, ok := AdoptOrphans()
+	if !ok {
+		t.Fatal("the kernel refused PR_SET_CHILD_SUBREAPER")
+	}
+	defer stop()
+	dir := t.TempDir()
+	leave := func(name, body string) int {
+		t.Helper()
+		file := filepath.Join(dir, name)
+		cmd := exec.CommandContext(t.Context(), "sh", "-c", body+` </dev/null >/dev/null 2>&1 & echo $! > "$0"`, file)
+		Group(cmd)
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		pid := proctest.Pid(t, file)
+		t.Cleanup(func() {
+			syscall.Kill(pid, syscall.SIGKILL)
+			var ws syscall.WaitStatus
+			syscall.Wait4(pid, &ws, 0, nil)
+		})
+		proctest.Wait(t, name+" in a session of its own or not", func() bool {
+			c, ok := readStat(pid)
+			return ok && (c.sid == pid) == strings.HasPrefix(body, "exec setsid")
+		})
+		return pid
+	}
+	old := leave("old", "exec setsid sleep 60")
+	before := Escaped()
+	if !before[old] {
+		t.Fatalf("Escaped %v lacks the setsid orphan %d", before, old)
+	}
+	tool := leave("tool", "exec sleep 60")
+	escaped := leave("new", "exec setsid sleep 60")
+	if n := KillEscaped(before); n != 1 {
+		t.Errorf("KillEscaped killed %d, want 1", n)
+	}
+	if _, err := os.Stat("/proc/" + strconv.Itoa(escaped)); err == nil {
+		t.Errorf("the new setsid orphan %d still exists (running or a zombie)", escaped)
+	}
+	for name, pid := range map[string]int{"the orphan that escaped before": old, "the tool's orphan": tool} {
+		if !proctest.Alive(pid) {
+			t.Errorf("%s (%d) was killed", name, pid)
+		}
+	}
+	syscall.Kill(tool, syscall.SIGKILL)
+	proctest.Wait(t, "the killed tool orphan to be reaped", func() bool {
+		_, err := os.Stat("/proc/" + strconv.Itoa(tool))
+		return err != nil
+	})
+}
