@@ -229,26 +229,29 @@ type Session struct {
 	mu        sync.Mutex
 	target    llm.Target // what the next model call goes to
 	messages  []llm.Message
-	ids       []string      // Store entry ids of messages, "" where unknown
-	running   bool          // an operation was accepted and has not settled
-	compactOp bool          // it is an explicit compaction
-	retrying  bool          // waiting before a retry
-	autoRetry bool          // (the flags share a word: 8 bytes less put Session in a size class 128 bytes smaller)
-	noRetry   bool          // AbortRetry landed while a retried call ran
-	idle      chan struct{} // closed when it settles
-	attempt   int           // the retry counter: 1-based, 0 outside a chain
-	cancelRun context.CancelFunc
-	stopWait  context.CancelFunc
-	steer     []llm.Message
-	followUp  []llm.Message
-	modes     modes
-	name      string
-	storeErr  error // the first failure to persist, see StoreErr
-	// autoCompact and compacting belong to compaction.
+	ids       []string // Store entry ids of messages, "" where unknown
+	running   bool     // an operation was accepted and has not settled
+	compactOp bool     // it is an explicit compaction
+	retrying  bool     // waiting before a retry
+	autoRetry bool     // (the flags share a word: 8 bytes less put Session in a size class 128 bytes smaller)
+	noRetry   bool     // AbortRetry landed while a retried call ran
+	// autoCompact and compacting belong to compaction; noPause: compacting
+	// within this prompt's run made no room. (Beside the other flags: a
+	// bool among wider fields costs a word, and 16 bytes took Session past
+	// the 1,024-byte size class; see TestSessionSizeClass.)
 	autoCompact bool
 	compacting  bool
-	overflows   int  // overflow compactions of this prompt
-	noPause     bool // compacting within this prompt's run made no room
+	noPause     bool
+	idle        chan struct{} // closed when it settles
+	attempt     int           // the retry counter: 1-based, 0 outside a chain
+	cancelRun   context.CancelFunc
+	stopWait    context.CancelFunc
+	steer       []llm.Message
+	followUp    []llm.Message
+	modes       modes
+	name        string
+	storeErr    error // the first failure to persist, see StoreErr
+	overflows   int   // overflow compactions of this prompt
 	// compactReason is the running compaction's; waiting the retry
 	// announced and not yet begun; tool the running tool; retries the
 	// retries made so far (phase.go).

@@ -192,6 +192,13 @@ func rallyBinary(t *testing.T) string {
 }
 
 func TestMain(m *testing.M) {
+	if os.Getenv("RALLY_STREAMHEAP_FAKE") != "" {
+		if err := streamHeapFake(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	code := m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
