@@ -199,8 +199,13 @@ func KillEscaped(before map[int]bool) int {
 			if !me.escaped(c) || before[c.pid] {
 				continue
 			}
-			syscall.Kill(-c.pgid, syscall.SIGKILL) // what it started with it
-			if syscall.Kill(c.pid, syscall.SIGKILL) == nil {
+			// The group first, for what it started with it. The group
+			// holds c itself (setsid made it the leader), so c may be
+			// dead, and reaped by AdoptOrphans' SIGCHLD reaper, before
+			// the second kill, which then fails: either kill landing
+			// counts.
+			group := syscall.Kill(-c.pgid, syscall.SIGKILL)
+			if own := syscall.Kill(c.pid, syscall.SIGKILL); own == nil || group == nil {
 				dead = append(dead, c.pid)
 			}
 		}
