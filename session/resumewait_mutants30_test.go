@@ -64,7 +64,7 @@ func TestEachPromptWaitsForItsReset(t *testing.T) {
 		stop()
 		starts := of[AutoRetryStartEvent](rec)
 		if want := (60*time.Second + 30*time.Second).Milliseconds(); len(starts) != 2 || starts[0].DelayMs != want || starts[1].DelayMs != want {
-			t.Errorf("auto_retry_start %+v, want two waits of %d ms, one a prompt", starts, want)
+			t.Errorf("auto_retry_start %+v, want two waits of %d ms, one for each prompt", starts, want)
 		}
 	})
 }
