@@ -12,12 +12,12 @@ import (
 )
 
 // TestTelemetryHintAndSwitch: a failed call's span says where the wait
-// came from (none for the policy's own backoff, body for a "try again
-// in" in the message, header for a retry-after) and, after a usage limit, what the session switched to,
-// which rally.usage_limit.switches counts. Mutants caught (telemetry.go,
-// alive in this round's diff run): 329 ×2 (a hinted wait reported as
-// none; an unhinted one as body), 333 (a body's hint reported as the
-// header's), 309 and 320 (the switch never named or
+// came from (none for the policy's own backoff, body for a "try again in"
+// in the message, header for a retry-after) and, after a usage limit,
+// what the session switched to, which rally.usage_limit.switches counts.
+// Mutants caught (telemetry.go, alive in this round's diff run): 329 ×2 (a
+// hinted wait reported as none; an unhinted one as body), 333 (a body's
+// hint reported as the header's), 309 and 320 (the switch never named or
 // never counted).
 func TestTelemetryHintAndSwitch(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
