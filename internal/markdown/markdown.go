@@ -1,13 +1,17 @@
 // Package markdown renders Markdown as styled terminal lines for the UI.
 //
-// It parses with goldmark's CommonMark core only and highlights code with
-// a small scanner of its own (highlight.go). That is the point of the
-// package: glamour, which the UI used before, links chroma's lexer and
-// style registries, bluemonday and goldmark's extensions, whose package
-// init ran in every rally process (5.5 MB and 70,000 allocations before
-// main, in `rally --version` as much as in the UI). Here nothing is built
-// before the first New: the parser, the styles and each language's word
-// lists are made by the renderer that uses them.
+// It parses with a CommonMark parser of its own (block.go, inline.go)
+// and highlights code with a small scanner of its own (highlight.go).
+// That is the point of the package: every rally process links it, and
+// whatever a linked package builds at init every process pays, in
+// `rally --version` as much as in the UI. glamour, which the UI used
+// first, cost 5.5 MB and 70,000 allocations before main; goldmark's core,
+// which came next, still 250 KB and 1,400 (its entity table, a compiled
+// regexp, its parser tables). Here nothing is built before the first
+// Render: the parser is code, the styles and each language's word lists
+// are made by the renderer that uses them, and named character
+// references are looked up in the html package's table, built on first
+// use.
 package markdown
 
 import (
@@ -16,10 +20,6 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
 )
 
 // Theme picks the colours: Dark or Light terminal, or Plain (no colour,
@@ -37,8 +37,8 @@ const (
 type Renderer struct {
 	width int
 	st    palette
-	p     parser.Parser
 	langs map[string]*lang
+	refs  map[string]string // the link reference definitions of the document being rendered
 }
 
 // New builds a renderer that wraps at width columns (no wrapping when
@@ -47,11 +47,6 @@ func New(width int, theme Theme) *Renderer {
 	return &Renderer{
 		width: width,
 		st:    newPalette(theme),
-		p: parser.NewParser(
-			parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-			parser.WithInlineParsers(parser.DefaultInlineParsers()...),
-			parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
-		),
 		langs: map[string]*lang{},
 	}
 }
@@ -59,21 +54,36 @@ func New(width int, theme Theme) *Renderer {
 // Render returns src rendered, lines joined by "\n", with no trailing
 // spaces and no blank lines around it.
 func (r *Renderer) Render(src string) string {
-	source := []byte(src)
-	doc := r.p.Parse(text.NewReader(source))
-	lines := r.blocks(doc, source, r.width, true)
+	r.refs = map[string]string{}
+	doc := parseBlocks(splitLines(src), r.refs)
+	lines := r.blocks(doc, r.width, true)
 	for i := range lines {
 		lines[i] = strings.TrimRight(lines[i], " ")
 	}
 	return strings.Trim(strings.Join(lines, "\n"), "\n")
 }
 
-// blocks renders the block children of n at width w, a blank line
-// between them unless tight (the items of a tight list).
-func (r *Renderer) blocks(n ast.Node, src []byte, w int, loose bool) []string {
+// splitLines cuts src into lines, "\r\n" and "\r" ending one as "\n"
+// does, and NUL replaced as CommonMark asks.
+func splitLines(src string) []string {
+	if strings.ContainsAny(src, "\r\x00") {
+		src = strings.ReplaceAll(src, "\r\n", "\n")
+		src = strings.ReplaceAll(src, "\r", "\n")
+		src = strings.ReplaceAll(src, "\x00", "\uFFFD")
+	}
+	src = strings.TrimSuffix(src, "\n")
+	if src == "" {
+		return nil
+	}
+	return strings.Split(src, "\n")
+}
+
+// blocks renders bs at width w, a blank line between them unless tight
+// (the items of a tight list).
+func (r *Renderer) blocks(bs []*block, w int, loose bool) []string {
 	var out []string
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		ls := r.block(c, src, w)
+	for _, b := range bs {
+		ls := r.block(b, w)
 		if ls == nil {
 			continue
 		}
@@ -85,61 +95,56 @@ func (r *Renderer) blocks(n ast.Node, src []byte, w int, loose bool) []string {
 	return out
 }
 
-func (r *Renderer) block(n ast.Node, src []byte, w int) []string {
+func (r *Renderer) block(b *block, w int) []string {
 	st := &r.st
-	switch n := n.(type) {
-	case *ast.Paragraph:
-		if table := tableRows(n, src); table != nil {
+	switch b.kind {
+	case bPara:
+		if table := tableRows(b.lines); table != nil {
 			return r.table(table, w)
 		}
-		return r.wrapped(r.inline(n, src, st.text), w)
-	case *ast.TextBlock:
-		return r.wrapped(r.inline(n, src, st.text), w)
-	case *ast.Heading:
-		head := strings.Repeat("#", n.Level) + " "
-		return r.wrapped(st.heading.render(head)+r.inline(n, src, st.heading), w)
-	case *ast.ThematicBreak:
+		return r.wrapped(r.inline(strings.Join(b.lines, "\n"), st.text), w)
+	case bHeading:
+		head := strings.Repeat("#", b.level) + " "
+		return r.wrapped(st.heading.render(head)+r.inline(strings.Join(b.lines, "\n"), st.heading), w)
+	case bRule:
 		return []string{st.rule.render(strings.Repeat("─", max(3, min(w, 80))))}
-	case *ast.FencedCodeBlock:
-		return r.code(string(n.Language(src)), n.Lines(), src, w)
-	case *ast.CodeBlock:
-		return r.code("", n.Lines(), src, w)
-	case *ast.Blockquote:
+	case bCode:
+		return r.code(b.info, b.lines, w)
+	case bQuote:
 		bar := st.quote.render("│ ")
-		ls := r.blocks(n, src, inner(w, 2), true)
+		ls := r.blocks(b.kids, inner(w, 2), true)
 		for i := range ls {
 			ls[i] = bar + ls[i]
 		}
 		return ls
-	case *ast.List:
-		return r.list(n, src, w)
-	case *ast.HTMLBlock:
+	case bList:
+		return r.list(b, w)
+	case bHTML:
 		var ls []string
-		for i := 0; i < n.Lines().Len(); i++ {
-			ls = append(ls, r.wrapped(strings.TrimRight(string(atValue(n.Lines(), i, src)), "\n"), w)...)
+		for _, line := range b.lines {
+			ls = append(ls, r.wrapped(line, w)...)
 		}
 		return ls
 	}
-	// A node kind CommonMark's core does not make: its text, plainly.
-	return r.wrapped(string(n.Text(src)), w)
+	return nil
 }
 
 // list renders the items with their markers ("• " or "n. "), the lines
 // after an item's first indented under its text.
-func (r *Renderer) list(l *ast.List, src []byte, w int) []string {
+func (r *Renderer) list(l *block, w int) []string {
 	var out []string
-	num := l.Start
-	for it := l.FirstChild(); it != nil; it = it.NextSibling() {
+	num := l.start
+	for _, it := range l.kids {
 		mark := "• "
-		if l.IsOrdered() {
+		if l.ordered {
 			mark = strconv.Itoa(num) + ". "
 			num++
 		}
-		if len(out) > 0 && !l.IsTight {
+		if len(out) > 0 && !l.tight {
 			out = append(out, "")
 		}
 		mw := ansi.StringWidth(mark)
-		ls := r.blocks(it, src, inner(w, mw), !l.IsTight)
+		ls := r.blocks(it.kids, inner(w, mw), !l.tight)
 		if len(ls) == 0 {
 			ls = []string{""}
 		}
@@ -158,14 +163,10 @@ func (r *Renderer) list(l *ast.List, src []byte, w int) []string {
 // code renders a code block indented by two columns, highlighted when
 // its language is known; long lines break at the width rather than
 // running off the screen.
-func (r *Renderer) code(language string, segs *text.Segments, src []byte, w int) []string {
-	var b strings.Builder
-	for i := 0; i < segs.Len(); i++ {
-		b.Write(atValue(segs, i, src))
-	}
-	body := strings.TrimRight(b.String(), "\n")
+func (r *Renderer) code(info string, lines []string, w int) []string {
+	body := strings.TrimRight(strings.Join(lines, "\n"), "\n")
 	var ls []string
-	for _, line := range r.highlight(language, body) {
+	for _, line := range r.highlight(info, body) {
 		line = strings.ReplaceAll(line, "\t", "    ")
 		if w > 2 && ansi.StringWidth(line) > w-2 {
 			ls = append(ls, strings.Split(ansi.Hardwrap(line, w-2, true), "\n")...)
@@ -179,66 +180,91 @@ func (r *Renderer) code(language string, segs *text.Segments, src []byte, w int)
 	return ls
 }
 
-// inline renders the inline children of n, each run of text with the
-// style of every emphasis, link or code span around it (styles are
-// combined per run, as a reset inside a nested span would end the outer
-// one).
-func (r *Renderer) inline(n ast.Node, src []byte, s style) string {
-	var b strings.Builder
-	r.inlineTo(&b, n, src, s)
-	return b.String()
+// inline renders src's inlines, each run of text with the style of every
+// emphasis, link or code span around it (styles are combined per run,
+// as a reset inside a nested span would end the outer one).
+func (r *Renderer) inline(src string, s style) string {
+	var w runWriter
+	r.inlineTo(&w, parseInline(src, r.refs), s, 0)
+	w.flush()
+	return w.out.String()
 }
 
-func (r *Renderer) inlineTo(b *strings.Builder, n ast.Node, src []byte, s style) {
+// runWriter joins the adjacent pieces of one style into one run, one
+// escape sequence before it and one reset after (a delimiter that stays
+// text, or an escape, would otherwise cut a word into several).
+type runWriter struct {
+	out  strings.Builder
+	st   style
+	pend strings.Builder
+}
+
+func (w *runWriter) text(s style, t string) {
+	if s != w.st {
+		w.flush()
+		w.st = s
+	}
+	w.pend.WriteString(t)
+}
+
+// raw writes t as it is, outside any run.
+func (w *runWriter) raw(t string) {
+	w.flush()
+	w.out.WriteString(t)
+}
+
+func (w *runWriter) flush() {
+	if w.pend.Len() > 0 {
+		w.out.WriteString(w.st.render(w.pend.String()))
+		w.pend.Reset()
+	}
+}
+
+// maxStyleDepth: past this many nested spans the styles stop adding up
+// (each level would lengthen every run's escape sequence).
+const maxStyleDepth = 8
+
+func (r *Renderer) inlineTo(w *runWriter, n *node, s style, depth int) {
 	st := &r.st
-	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
-		switch c := c.(type) {
-		case *ast.Text:
-			v := c.Value(src)
-			if !c.IsRaw() {
-				// What the HTML renderer resolves as it writes: backslash
-				// escapes and character references.
-				v = util.ResolveEntityNames(util.ResolveNumericReferences(util.UnescapePunctuations(v)))
-			}
-			b.WriteString(s.render(string(v)))
+	depth++
+	for ; n != nil; n = n.next {
+		switch n.kind {
+		case nText, nHTML:
+			w.text(s, n.text)
+		case nSoftBreak:
+			w.text(s, " ")
+		case nHardBreak:
+			w.raw("\n")
+		case nCode:
+			w.text(st.inlineCode, n.text)
+		case nEmph, nStrong:
 			switch {
-			case c.HardLineBreak():
-				b.WriteString("\n")
-			case c.SoftLineBreak():
-				b.WriteString(" ")
-			}
-		case *ast.String:
-			b.WriteString(s.render(string(c.Value)))
-		case *ast.CodeSpan:
-			b.WriteString(st.inlineCode.render(string(c.Text(src))))
-		case *ast.Emphasis:
-			switch {
-			case st.plain:
-				r.inlineTo(b, c, src, s)
-			case c.Level >= 2:
-				r.inlineTo(b, c, src, s.bold())
+			case st.plain || depth > maxStyleDepth:
+				r.inlineTo(w, n.first, s, depth)
+			case n.kind == nStrong:
+				r.inlineTo(w, n.first, s.bold(), depth)
 			default:
-				r.inlineTo(b, c, src, s.italic())
+				r.inlineTo(w, n.first, s.italic(), depth)
 			}
-		case *ast.Link:
-			before := b.Len()
-			r.inlineTo(b, c, src, s.with(st.link))
-			if dest := string(c.Destination); dest != "" && !strings.Contains(b.String()[before:], dest) {
-				b.WriteString(" " + st.url.render("("+dest+")"))
+		case nLink:
+			ls := s
+			if depth <= maxStyleDepth {
+				ls = s.with(st.link)
 			}
-		case *ast.AutoLink:
-			b.WriteString(s.with(st.link).render(string(c.URL(src))))
-		case *ast.Image:
-			b.WriteString(s.render("[image: " + string(c.Text(src)) + "]"))
-			if dest := string(c.Destination); dest != "" {
-				b.WriteString(" " + st.url.render("("+dest+")"))
+			w.flush()
+			before := w.out.Len()
+			r.inlineTo(w, n.first, ls, depth)
+			w.flush()
+			if n.dest != "" && !strings.Contains(w.out.String()[before:], n.dest) {
+				w.raw(" " + st.url.render("("+n.dest+")"))
 			}
-		case *ast.RawHTML:
-			for i := 0; i < c.Segments.Len(); i++ {
-				b.WriteString(s.render(string(atValue(c.Segments, i, src))))
+		case nAutolink:
+			w.text(s.with(st.link), n.text)
+		case nImage:
+			w.text(s, "[image: "+plainText(n.first)+"]")
+			if n.dest != "" {
+				w.raw(" " + st.url.render("("+n.dest+")"))
 			}
-		default:
-			r.inlineTo(b, c, src, s)
 		}
 	}
 }
@@ -254,24 +280,18 @@ func (r *Renderer) wrapped(s string, w int) []string {
 
 // tableRows returns the cells of a paragraph that is a GFM table (every
 // line starts with "|", the second is the |---|---| delimiter row), or
-// nil. CommonMark's core has no tables and goldmark's extension package
-// compiles its regexps at init, so the UI reads them itself: models
-// answer with tables often.
-func tableRows(p *ast.Paragraph, src []byte) [][]string {
-	lines := p.Lines()
-	if lines.Len() < 2 {
+// nil. Models answer with tables often.
+func tableRows(lines []string) [][]string {
+	if len(lines) < 2 {
 		return nil
 	}
 	var rows [][]string
-	for i := 0; i < lines.Len(); i++ {
-		line := strings.TrimSpace(string(atValue(lines, i, src)))
+	for i, line := range lines {
+		line = strings.TrimSpace(line)
 		if !strings.HasPrefix(line, "|") {
 			return nil
 		}
-		cells := strings.Split(strings.Trim(line, "|"), "|")
-		for j := range cells {
-			cells[j] = strings.TrimSpace(cells[j])
-		}
+		cells := splitCells(line)
 		if i == 1 {
 			if !delimiterRow(cells) {
 				return nil
@@ -281,6 +301,30 @@ func tableRows(p *ast.Paragraph, src []byte) [][]string {
 		rows = append(rows, cells)
 	}
 	return rows
+}
+
+// splitCells cuts a table row at its pipes, but not at an escaped one
+// ("\\|" is a pipe in the cell, as GFM has it).
+func splitCells(line string) []string {
+	line = strings.TrimPrefix(line, "|")
+	if strings.HasSuffix(line, "|") && !strings.HasSuffix(line, "\\|") {
+		line = line[:len(line)-1]
+	}
+	var cells []string
+	var c strings.Builder
+	for i := 0; i < len(line); i++ {
+		switch {
+		case line[i] == '\\' && i+1 < len(line) && line[i+1] == '|':
+			c.WriteByte('|')
+			i++
+		case line[i] == '|':
+			cells = append(cells, strings.TrimSpace(c.String()))
+			c.Reset()
+		default:
+			c.WriteByte(line[i])
+		}
+	}
+	return append(cells, strings.TrimSpace(c.String()))
 }
 
 func delimiterRow(cells []string) bool {
@@ -297,7 +341,7 @@ func delimiterRow(cells []string) bool {
 func (r *Renderer) table(rows [][]string, w int) []string {
 	for _, row := range rows {
 		for j, c := range row {
-			row[j] = r.cell(c)
+			row[j] = r.inline(c, r.st.text)
 		}
 	}
 	var widths []int
@@ -347,17 +391,6 @@ func inner(w, m int) int {
 	return max(1, w-m)
 }
 
-// cell renders a table cell's inline Markdown on one line.
-func (r *Renderer) cell(c string) string {
-	src := []byte(c)
-	doc := r.p.Parse(text.NewReader(src))
-	var parts []string
-	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
-		parts = append(parts, r.inline(n, src, r.st.text))
-	}
-	return strings.Join(parts, " ")
-}
-
 func clip(s string, w int) string {
 	if w > 0 && ansi.StringWidth(s) > w {
 		return ansi.Truncate(s, w, "")
@@ -401,9 +434,4 @@ func newPalette(t Theme) palette {
 		comment: c("244", "246").italic(),
 	}
 	return p
-}
-
-func atValue(segs *text.Segments, i int, src []byte) []byte {
-	seg := segs.At(i)
-	return seg.Value(src)
 }
