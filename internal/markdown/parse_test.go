@@ -30,7 +30,7 @@ func TestCommonMark(t *testing.T) {
 		{"email autolink", "<a@b.test>", "a@b.test"},
 		{"inline HTML is text, no emphasis inside", `a <span title="*x*">b</span>`, `a <span title="*x*">b</span>`},
 		{"HTML block with its last line", "<!-- a\nb -->\n\ntext", "<!-- a\nb -->\n\ntext"},
-		{"HTML block ends at a blank line", "<div>\n*a*\n</div>\n\n*b*", "<div>\n*a*\n</div>\n\nb"},
+		{"HTML block ends at a blank line", "<div>*a*\n*a*\n</div>\n\n*b*", "<div>*a*\n*a*\n</div>\n\nb"},
 		{"entities", "&copy; &#65; &#x42; &#0; &nosuch; AT&T", "© A B \uFFFD &nosuch; AT&T"},
 		{"CRLF lines", "a\r\nb\r\n\r\nc", "a b\n\nc"},
 		{"backslash hard break", "a\\\nb", "a\nb"},
