@@ -36,6 +36,7 @@ func runACP(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	st, home := rc.st, rc.home
 	log, closeLog := newLogger(home, s.err, f.verbose)
 	defer closeLog()
+	rc.log = log // every session of the process logs here: rally.log is opened once
 	hooks := startHooks(st, home, log, s.err)
 	defer hooks.close()
 

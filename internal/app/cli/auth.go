@@ -260,7 +260,9 @@ func rallyHome() string { return settings.Home(userHome(), os.Getenv) }
 
 // authRun is what a run needs to pick and rotate its credentials.
 type authRun struct {
-	home   string
+	home string
+	// file is auth.json as start-up read it, or nil: useAuth reads it.
+	file   *auth.File
 	st     *settings.Settings
 	target settings.Target
 	getenv func(string) string
@@ -284,9 +286,12 @@ func useAuth(ctx context.Context, cfg *session.Config, a authRun) (*auth.Rotatio
 		cfg.Provider = p
 		return nil, err
 	}
-	file, err := auth.Load(auth.Path(a.home))
-	if err != nil {
-		return nil, &exitError{2, err}
+	file := a.file
+	if file == nil {
+		var err error
+		if file, err = auth.Load(auth.Path(a.home)); err != nil {
+			return nil, &exitError{2, err}
+		}
 	}
 	creds := a.credentials(file)
 	if pool, err := creds(a.target.Provider); err == nil && len(pool) == 0 {
@@ -370,30 +375,32 @@ func (a authRun) connect(provider, model, key string) (llm.Provider, llm.Model, 
 // key, or nothing stored), so Resolve keeps deciding. An auth.json it
 // cannot use is an error naming the file and the fix: falling back to the
 // offline model would hide the user's keys behind a run that "works".
-func storedProvider(home string, st *settings.Settings) (string, error) {
+// The file it read (nil when it read none) is returned for the run to
+// use, rather than read again.
+func storedProvider(home string, st *settings.Settings) (string, *auth.File, error) {
 	for _, name := range settings.KeyOrder() {
 		if env := st.Providers[name].APIKeyEnv; env != "" && os.Getenv(env) != "" {
-			return "", nil // the run loads auth.json, and reports it broken
+			return "", nil, nil // the run loads auth.json, and reports it broken
 		}
 	}
 	path := auth.Path(home)
 	file, err := auth.Load(path)
 	if errors.Is(err, auth.ErrInsecure) {
-		return "", &exitError{2, err} // its message says the chmod
+		return "", nil, &exitError{2, err} // its message says the chmod
 	}
 	if err != nil {
-		return "", &exitError{2, fmt.Errorf("%w; fix the file (see rally auth --help) or move it away to run without stored keys, "+
+		return "", nil, &exitError{2, fmt.Errorf("%w; fix the file (see rally auth --help) or move it away to run without stored keys, "+
 			"e.g. mv %s %s.broken", err, path, path)}
 	}
 	for _, name := range settings.KeyOrder() {
 		if len(file.Providers[name]) > 0 {
-			return name, nil
+			return name, file, nil
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(file.Providers)) {
 		if _, ok := st.Providers[name]; ok && len(file.Providers[name]) > 0 {
-			return name, nil
+			return name, file, nil
 		}
 	}
-	return "", nil
+	return "", file, nil
 }

@@ -60,7 +60,7 @@ a JSON array.`,
 
 // listModels lists every provider's models, by provider name, sim first.
 func listModels(st *settings.Settings) ([]listedModel, error) {
-	def, err := resolveTarget(st, settings.Overrides{})
+	def, _, err := resolveTarget(st, settings.Overrides{})
 	if err != nil {
 		return nil, err
 	}

@@ -54,7 +54,7 @@ func runRPC(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 	b.hooks.watch(b.current().sess)
 	growPipe(s.out)
 	cwd, _ := os.Getwd()
-	_, keys := runSecrets(b.home, b.current().st, os.Environ())
+	keys := b.current().keys
 	err = rpc.Serve(ctx, s.in, s.out, rpc.Config{
 		Session:     b.current().sess,
 		NewSession:  b.newSession,
@@ -94,13 +94,21 @@ type rpcBackend struct {
 
 // newRPCBackend builds the first session from rc; the backend uses rc
 // for the later ones, and close does not stop rc (its caller does).
+//
+// Every session of the backend logs to rc.log, opened here when the caller
+// has not (one open of rally.log per process, not one per session and
+// another for the backend).
 func newRPCBackend(ctx context.Context, s streams, f runFlags, rc *runConfig) (*rpcBackend, error) {
+	closeLog := func() {}
+	if rc.log == nil {
+		rc.log, closeLog = newLogger(rc.home, s.err, f.verbose)
+	}
 	env, err := newRunEnv(ctx, s, &f, rc)
 	if err != nil {
+		closeLog()
 		return nil, err
 	}
-	log, closeLog := newLogger(rc.home, s.err, f.verbose)
-	return &rpcBackend{s: s, f: f, home: rc.home, log: log, env: env, closeLog: closeLog, rc: rc}, nil
+	return &rpcBackend{s: s, f: f, home: rc.home, log: rc.log, env: env, closeLog: closeLog, rc: rc}, nil
 }
 
 func (b *rpcBackend) current() *runEnv {

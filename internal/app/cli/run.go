@@ -240,6 +240,10 @@ type runEnv struct {
 	st   *settings.Settings
 	home string
 	log  *slog.Logger
+	// keys are the secrets the run redacts (runSecrets), read once for
+	// the tools, the journal, the unclassified log and the RPC output:
+	// one read of auth.json per session rather than one for each.
+	keys []string
 }
 
 func (e *runEnv) close() {
@@ -254,8 +258,12 @@ func (e *runEnv) close() {
 func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*runEnv, error) {
 	st, target, model, home := rc.st, rc.target, rc.model, rc.home
 	env := &runEnv{st: st}
-	logger, closeLog := newLogger(home, s.err, f.verbose)
-	env.closers = append(env.closers, closeLog)
+	logger := rc.log
+	if logger == nil {
+		var closeLog func()
+		logger, closeLog = newLogger(home, s.err, f.verbose)
+		env.closers = append(env.closers, closeLog)
+	}
 	env.home, env.log = home, logger
 
 	cwd := f.cwd
@@ -266,7 +274,17 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 	if f.maxTurns > 0 {
 		maxTurns = f.maxTurns
 	}
-	tools := newTools(home, cwd, st, os.Environ(), func(msg string) {
+	environ := os.Environ()
+	authFile := rc.takeAuth() // nil but for the first session of a run that chose its provider from auth.json
+	var names map[string]bool
+	var keys []string
+	if authFile != nil {
+		names, keys = secrets(st, authFile, environ)
+	} else {
+		names, keys = runSecrets(home, st, environ)
+	}
+	env.keys = keys
+	tools := newTools(home, cwd, st, environ, names, keys, func(msg string) {
 		fmt.Fprintln(s.err, "rally:", msg)
 		logger.Warn(msg)
 	})
@@ -314,10 +332,10 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 	}
 	if rc.preset == nil { // a demo's fake model teaches nothing worth keeping
 		cfg.Windows = learnedWindows(home, fl)
-		cfg.Unclassified = unclassifiedLog(home, st)
+		cfg.Unclassified = unclassifiedLog(home, keys)
 	}
 	// The credential, and the rotation on usage limits (auth.go).
-	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, st: st, target: target, getenv: os.Getenv, now: s.clock, log: logger, stderr: s.err, fleet: fl, tel: rc.tel}); err != nil {
+	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, file: authFile, st: st, target: target, getenv: os.Getenv, now: s.clock, log: logger, stderr: s.err, fleet: fl, tel: rc.tel}); err != nil {
 		env.close()
 		return nil, err
 	}
@@ -361,19 +379,22 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 // resolveTarget is the provider and model a run uses for its flags: the
 // settings' choice, where a key stored with `rally auth add` configures
 // its provider as much as one in the environment does.
-func resolveTarget(st *settings.Settings, o settings.Overrides) (settings.Target, error) {
+//
+// It returns auth.json as it read it to choose, or nil when it did not.
+func resolveTarget(st *settings.Settings, o settings.Overrides) (settings.Target, *auth.File, error) {
+	var file *auth.File
 	if o.Provider == "" && o.BaseURL == "" && st.DefaultProvider == "" {
-		p, err := storedProvider(settings.Home(userHome(), os.Getenv), st)
+		p, f, err := storedProvider(settings.Home(userHome(), os.Getenv), st)
 		if err != nil {
-			return settings.Target{}, err
+			return settings.Target{}, nil, err
 		}
-		o.Provider = p
+		o.Provider, file = p, f
 	}
 	t, err := st.Resolve(o, os.Getenv)
 	if err != nil {
-		return settings.Target{}, &exitError{2, err}
+		return settings.Target{}, nil, &exitError{2, err}
 	}
-	return t, nil
+	return t, file, nil
 }
 
 // openJournal sets up persistence per --no-session, --session-dir,
@@ -430,7 +451,7 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config,
 	// Keys typed into a prompt or echoed in an answer never reach the
 	// file (the model's context keeps the text as typed): the keys the
 	// tools' output is redacted of, and key-shaped tokens.
-	_, keys := runSecrets(home, e.st, os.Environ())
+	keys := e.keys
 	j.SetRedact(func(s string) string { return redact.Secrets(s, keys...) })
 	cfg.Store = j
 	e.journal = j

@@ -3,7 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/rally-agent/rally/auth"
+	"log/slog"
 	"os"
+	"sync/atomic"
 
 	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/internal/telemetry"
@@ -30,7 +33,19 @@ type runConfig struct {
 	// off (the default), and then no OpenTelemetry code runs.
 	tel    *telemetry.Telemetry
 	stderr func(string)
+	// log, when set, is the process's logger: the modes that hold
+	// several sessions (rpc, the UI, ACP) open rally.log once for all of
+	// them, and whoever set it closes it. Nil, and each run opens its own.
+	log *slog.Logger
+	// auth is auth.json as choosing the target read it, for the first
+	// session to use (takeAuth) rather than read it again: start-up reads
+	// the file once. Later sessions read it afresh, to see keys added
+	// since.
+	auth atomic.Pointer[auth.File]
 }
+
+// takeAuth returns the auth.json start-up read, once, or nil.
+func (rc *runConfig) takeAuth() *auth.File { return rc.auth.Swap(nil) }
 
 // preset is a --preset demo: the fake LLM it runs against (the script is
 // llmtest's preset of its name) and what the demo changes in the run.
@@ -92,7 +107,8 @@ func newRunConfig(s streams, f *runFlags) (*runConfig, error) {
 			st.Retry.Streaming = settings.StreamResume
 		}
 	}
-	if rc.target, err = resolveTarget(st, o); err != nil {
+	var file *auth.File
+	if rc.target, file, err = resolveTarget(st, o); err != nil {
 		rc.close()
 		return nil, err
 	}
@@ -112,6 +128,7 @@ func newRunConfig(s streams, f *runFlags) (*runConfig, error) {
 		rc.close()
 		return nil, &exitError{2, err}
 	}
+	rc.auth.Store(file)
 	return rc, nil
 }
 

@@ -33,8 +33,9 @@ type toolSet struct {
 // caller's stop kills every process group the tools left running. With
 // tools.sandbox "workspace" bash commands run confined (sandboxStart);
 // where that cannot be, warn says so, once.
-func newTools(home, cwd string, st *settings.Settings, environ []string, warn func(string)) toolSet {
-	names, keys := runSecrets(home, st, environ)
+//
+// names and keys are the run's secrets (runSecrets).
+func newTools(home, cwd string, st *settings.Settings, environ []string, names map[string]bool, keys []string, warn func(string)) toolSet {
 	procs := &tool.Procs{}
 	tools := tool.New(cwd, tool.Options{
 		MaxBytes: st.Tools.MaxOutputBytes,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/rally-agent/rally/internal/app/hooks"
@@ -32,17 +33,24 @@ func runUI(cmd *cobra.Command, s streams, f *runFlags, first string) error {
 			fmt.Fprintln(s.err, "rally:", text)
 		}
 	}()
-	log, closeLog := newLogger(rallyHome(), io.Discard, false)
+	// The log is opened before the notices that write to it; a failure
+	// to open it is said through them.
+	var openErr strings.Builder
+	log, closeLog := newLogger(rallyHome(), &openErr, false)
 	defer closeLog()
 	// What the run says on stderr while the UI runs goes to the UI and
 	// the log (uinotice.go), the settings' warnings included.
 	us := s
 	us.err = &uiNotices{alerts: alerts, log: log, after: s.err}
+	if openErr.Len() > 0 {
+		io.WriteString(us.err, openErr.String())
+	}
 	rc, err := newRunConfig(us, f)
 	if err != nil {
 		return err
 	}
 	defer rc.close()
+	rc.log = log // every session of the UI logs here: rally.log is opened once
 	conf := tui.NewConfirmer(rc.st.Tools.Confirm)
 	uf := *f
 	uf.tools, uf.ui = conf.Wrap, true

@@ -5,20 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
 	"github.com/rally-agent/rally/internal/unclassified"
 	"github.com/rally-agent/rally/session"
-	"github.com/rally-agent/rally/settings"
 )
 
 // unclassifiedLog keeps the errors no classifier rule recognised in
-// $RALLY_HOME/unclassified.jsonl, redacted of every key the run knows;
-// `rally classify --unclassified` prints them.
-func unclassifiedLog(home string, st *settings.Settings) session.Unclassified {
-	_, keys := runSecrets(home, st, os.Environ())
+// $RALLY_HOME/unclassified.jsonl, redacted of every key the run knows
+// (keys, runSecrets'); `rally classify --unclassified` prints them.
+func unclassifiedLog(home string, keys []string) session.Unclassified {
 	return &unclassified.File{Path: unclassified.Path(home), Keys: keys}
 }
 
