@@ -36,7 +36,7 @@ func fastChunk(data []byte, c *chunk) bool {
 // The decoding is chunkAt's; tool-call deltas are read by toolDelta.
 func fastChunkView(data []byte, c *chunk, buf *[]byte) bool {
 	*buf = (*buf)[:0]
-	return chunkAt(data, c, buf)
+	return chunkAt(data, c, buf, nil)
 }
 
 func (s *scan) toolDelta(t *toolDelta) bool {
