@@ -38,6 +38,13 @@ func FuzzChunkRepeat(f *testing.F) {
 			f.Add([]byte(a), uint16(k1), uint16(k2), []byte(mid[0]), []byte(mid[1]))
 		}
 	}
+	// A reused choice's fields from the chunk before (refusal, reasoning,
+	// tool calls, finish reason) are gone in the next.
+	for _, a := range []string{
+		`{"choices":[{"index":0,"delta":{"content":"WORD","refusal":"r","reasoning_content":"c","reasoning":"t","tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":"stop"}]}`,
+	} {
+		f.Add([]byte(a), uint16(strings.Index(a, "WORD")), uint16(len(a)), []byte(`x"}}]}`), []byte(`y"}}]}`))
+	}
 	opts := cmp.Options{cmpopts.EquateEmpty()}
 	f.Fuzz(func(t *testing.T, a []byte, k1, k2 uint16, mid, mid2 []byte) {
 		lo, hi := min(int(k1), len(a)), min(int(k2), len(a))
