@@ -123,11 +123,11 @@ type Decoder struct {
 	// before the first call to Next.
 	MaxEvent int
 
-	r     io.Reader
-	buf   []byte // unread input is buf[off:n]
-	off   int
-	n     int
-	scan  int   // bytes past off already searched for a line end
+	r    io.Reader
+	buf  []byte // unread input is buf[off:n]
+	off  int
+	n    int
+	scan int // bytes past off already searched for a line end
 	// cr is where the first CR at or after off is in buf[:n], or n if
 	// there is none: each byte read is searched for CR once, not once
 	// for every line it is in front of (a stream framed with LF alone
