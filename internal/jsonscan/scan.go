@@ -96,40 +96,14 @@ func (s *Scanner) lit(l string) bool {
 // whether it has escapes (Unquote decodes them). raw is the input's own
 // bytes.
 func (s *Scanner) Str() (raw []byte, esc, ok bool) {
-	if s.Peek() != '"' {
+	s.ws()
+	end, esc := QuotedAt(s.b, s.i)
+	if end < 0 {
 		return nil, false, false
 	}
-	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
-		j = plain(s.b, j)
-		if j >= len(s.b) {
-			break
-		}
-		switch c := s.b[j]; {
-		case c == '"':
-			s.i = j + 1
-			return s.b[start:j], esc, true
-		case c == '\\':
-			esc = true
-			j++
-			if j >= len(s.b) {
-				return nil, false, false
-			}
-			switch s.b[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if j+4 >= len(s.b) || hex4(s.b[j+1:j+5]) < 0 {
-					return nil, false, false
-				}
-				j += 4
-			default:
-				return nil, false, false
-			}
-		case c < 0x20:
-			return nil, false, false
-		}
-	}
-	return nil, false, false
+	raw = s.b[s.i+1 : end-1]
+	s.i = end
+	return raw, esc, true
 }
 
 // Text reads a string or null as Go text, the way encoding/json does.
@@ -153,137 +127,42 @@ func (s *Scanner) Text(dst *string) bool {
 // unescaped lowercase ASCII, digits and underscores (encoding/json matches
 // keys case-insensitively, so anything else goes to it).
 func (s *Scanner) key() ([]byte, bool) {
-	// One pass: a key is its accepted bytes up to the closing quote. Any
-	// other byte (an escape, a capital, a control byte) fails here, as
-	// the string it would start does.
-	if s.Peek() != '"' {
+	k, next := KeyAt(s.b, s.i)
+	if next < 0 {
 		return nil, false
 	}
-	start := s.i + 1
-	j := start
-	for j < len(s.b) && keyByte[s.b[j]] {
-		j++
-	}
-	if j >= len(s.b) || s.b[j] != '"' {
-		return nil, false
-	}
-	s.i = j + 1
-	return s.b[start:j], s.Eat(':')
+	s.i = next
+	return k, true
 }
 
 // Int reads an integer or null (0). Fractions, exponents and very long
 // numbers are left to encoding/json.
 func (s *Scanner) Int(dst *int) bool {
-	if s.Null() {
-		return true
-	}
-	s.ws()
-	j, neg := s.i, false
-	if j < len(s.b) && s.b[j] == '-' {
-		neg = true
-		j++
-	}
-	start, n := j, 0
-	for j < len(s.b) && s.b[j] >= '0' && s.b[j] <= '9' {
-		n = n*10 + int(s.b[j]-'0')
-		j++
-	}
-	digits := j - start
-	if digits == 0 || digits > 15 || digits > 1 && s.b[start] == '0' {
+	n, next := IntAt(s.b, s.i)
+	if next < 0 {
 		return false
 	}
-	if j < len(s.b) && (s.b[j] == '.' || s.b[j] == 'e' || s.b[j] == 'E') {
-		return false
-	}
-	if neg {
-		n = -n
-	}
-	s.i, *dst = j, n
+	s.i, *dst = next, n
 	return true
 }
 
 // Skip consumes any one value, validating it.
 func (s *Scanner) Skip(depth int) bool {
-	if depth > maxDepth {
+	next := skipAt(s.b, s.i, depth)
+	if next < 0 {
 		return false
 	}
-	switch c := s.Peek(); c {
-	case '"':
-		_, _, ok := s.Str()
-		return ok
-	case '{':
-		s.i++
-		if s.Eat('}') {
-			return true
-		}
-		for {
-			if _, _, ok := s.Str(); !ok || !s.Eat(':') || !s.Skip(depth+1) {
-				return false
-			}
-			if !s.Eat(',') {
-				return s.Eat('}')
-			}
-		}
-	case '[':
-		s.i++
-		if s.Eat(']') {
-			return true
-		}
-		for {
-			if !s.Skip(depth + 1) {
-				return false
-			}
-			if !s.Eat(',') {
-				return s.Eat(']')
-			}
-		}
-	case 't':
-		return s.lit("true")
-	case 'f':
-		return s.lit("false")
-	case 'n':
-		return s.lit("null")
-	default:
-		if c == '-' || c >= '0' && c <= '9' {
-			return s.number()
-		}
-	}
-	return false
+	s.i = next
+	return true
 }
 
-// number consumes a number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
+// number consumes a number (numberAt).
 func (s *Scanner) number() bool {
-	b, j := s.b, s.i
-	if j < len(b) && b[j] == '-' {
-		j++
-	}
-	switch {
-	case j < len(b) && b[j] == '0':
-		j++
-	case j < len(b) && b[j] >= '1' && b[j] <= '9':
-		j = digits(b, j)
-	default:
+	next := numberAt(s.b, s.i)
+	if next < 0 {
 		return false
 	}
-	if j < len(b) && b[j] == '.' {
-		k := digits(b, j+1)
-		if k == j+1 {
-			return false
-		}
-		j = k
-	}
-	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
-		j++
-		if j < len(b) && (b[j] == '+' || b[j] == '-') {
-			j++
-		}
-		k := digits(b, j)
-		if k == j {
-			return false
-		}
-		j = k
-	}
-	s.i = j
+	s.i = next
 	return true
 }
 

@@ -123,11 +123,16 @@ type Decoder struct {
 	// before the first call to Next.
 	MaxEvent int
 
-	r     io.Reader
-	buf   []byte // unread input is buf[off:n]
-	off   int
-	n     int
-	scan  int   // bytes past off already searched for a line end
+	r    io.Reader
+	buf  []byte // unread input is buf[off:n]
+	off  int
+	n    int
+	scan int // bytes past off already searched for a line end
+	// cr is where the first CR at or after off is in buf[:n], or n if
+	// there is none: each byte read is searched for CR once, not once
+	// for every line it is in front of (a stream framed with LF alone
+	// has none, and its lines cost one search for LF).
+	cr    int
 	err   error // read error, reported once buf is drained
 	full  bool  // the last read filled the buffer
 	begun bool  // first line seen, BOM checked
@@ -243,11 +248,19 @@ func (d *Decoder) line() ([]byte, error) {
 				d.off++
 			}
 		}
-		if i := eol(d.buf[d.off+d.scan : d.n]); i >= 0 {
-			end := d.off + d.scan + i
+		end := d.cr
+		if i := bytes.IndexByte(d.buf[d.off+d.scan:d.cr], '\n'); i >= 0 {
+			end = d.off + d.scan + i
+		}
+		if end < d.n {
 			line := d.buf[d.off:end]
-			d.skip = d.buf[end] == '\r'
 			d.off, d.scan = end+1, 0
+			if d.skip = end == d.cr; d.skip {
+				d.cr = d.n
+				if j := bytes.IndexByte(d.buf[d.off:d.n], '\r'); j >= 0 {
+					d.cr = d.off + j
+				}
+			}
 			return line, nil
 		}
 		d.scan = d.n - d.off
@@ -278,24 +291,9 @@ func (d *Decoder) max() int {
 // dropped, and no more is read.
 func (d *Decoder) tooLarge() error {
 	d.err = fmt.Errorf("sse: %w: more than %d bytes in one event", ErrEventTooLarge, d.max())
-	d.off, d.n, d.scan = 0, 0, 0
+	d.off, d.n, d.scan, d.cr = 0, 0, 0, 0
 	d.data = d.data[:0]
 	return d.err
-}
-
-// eol returns the index of the first CR or LF in b, or -1.
-func eol(b []byte) int {
-	i := bytes.IndexByte(b, '\n')
-	if i < 0 {
-		i = len(b)
-	}
-	if j := bytes.IndexByte(b[:i], '\r'); j >= 0 {
-		return j
-	}
-	if i == len(b) {
-		return -1
-	}
-	return i
 }
 
 // fill reads once more into d.buf, first sliding the unread bytes to the
@@ -304,6 +302,7 @@ func eol(b []byte) int {
 func (d *Decoder) fill() {
 	if d.off > 0 {
 		d.n = copy(d.buf, d.buf[d.off:d.n])
+		d.cr -= d.off
 		d.off = 0
 	}
 	if d.n == len(d.buf) || d.full && len(d.buf) < fastBuf {
@@ -325,6 +324,12 @@ func (d *Decoder) fill() {
 		if n < 0 || n > len(d.buf)-d.n {
 			d.err = errBadReader
 			return
+		}
+		if d.cr == d.n { // no CR known: look in what came
+			d.cr = d.n + n
+			if j := bytes.IndexByte(d.buf[d.n:d.n+n], '\r'); j >= 0 {
+				d.cr = d.n + j
+			}
 		}
 		d.n += n
 		d.full = d.n == len(d.buf)

@@ -99,10 +99,11 @@ type chatParser struct {
 	// seam, after a continuation, holds back its first text until any
 	// words it repeats from the partial answer are cut (continue.go).
 	seam *seam
-	// c is every chunk's decoding, reused, and buf the scratch of its
-	// text views (fastChunkView): a text delta allocates nothing here.
-	c   chunk
-	buf []byte
+	// c is every chunk's decoding, reused, and chunks its decoder, which
+	// keeps the scratch of its text views (fastChunkView) and the bytes
+	// the chunks repeat: a text delta allocates nothing here.
+	c      chunk
+	chunks chunkDecoder
 }
 
 func (p *chatParser) fill(b *llm.Builder) error {
@@ -123,7 +124,7 @@ func (p *chatParser) fill(b *llm.Builder) error {
 	}
 	c := &p.c
 	*c = chunk{Choices: c.Choices[:0]}
-	if !fastChunkView(data, c, &p.buf) {
+	if !p.chunks.decode(data, c) {
 		*c = chunk{}
 		if err := json.Unmarshal(data, c); err != nil {
 			return p.DecodeError("chunk", err, data)

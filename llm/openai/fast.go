@@ -24,66 +24,19 @@ func (s *scan) text(dst *string) bool {
 
 // fastChunk decodes a chat.completion.chunk into c, or reports false for
 // input it leaves to encoding/json (any usage object, an error, reasoning
-// details, anything unusual).
-func fastChunk(data []byte, c *chunk) bool { return fastChunkView(data, c, nil) }
+// details, anything unusual). Its text is views of data (see scan).
+func fastChunk(data []byte, c *chunk) bool {
+	var buf []byte
+	return fastChunkView(data, c, &buf)
+}
 
 // fastChunkView is fastChunk with the streamed text read as views of data
 // or of *buf (see scan), for a parser that hands it to the llm.Builder,
 // which copies it, before it reads the next event. It empties *buf first.
+// The decoding is chunkAt's; tool-call deltas are read by toolDelta.
 func fastChunkView(data []byte, c *chunk, buf *[]byte) bool {
-	if buf != nil {
-		*buf = (*buf)[:0]
-	}
-	s := scan{jsonscan.New(data), buf}
-	var seen uint32
-	ok := s.Fields(func(k []byte) bool {
-		switch string(k) {
-		case "choices":
-			return jsonscan.Once(&seen, 1) && jsonscan.Array(&s.Scanner, &c.Choices, s.choice)
-		case "usage":
-			return jsonscan.Once(&seen, 2) && s.Null()
-		case "error":
-			return jsonscan.Once(&seen, 4) && s.Null()
-		}
-		return s.Skip(0)
-	})
-	return ok && s.End()
-}
-
-func (s *scan) choice(ch *choice) bool {
-	var seen uint32
-	return s.Fields(func(k []byte) bool {
-		switch string(k) {
-		case "index":
-			return jsonscan.Once(&seen, 1) && s.Int(&ch.Index)
-		case "delta":
-			return jsonscan.Once(&seen, 2) && (s.Null() || s.delta(&ch.Delta))
-		case "finish_reason":
-			return jsonscan.Once(&seen, 4) && s.optText(&ch.FinishReason)
-		}
-		return s.Skip(0)
-	})
-}
-
-func (s *scan) delta(d *delta) bool {
-	var seen uint32
-	return s.Fields(func(k []byte) bool {
-		switch string(k) {
-		case "content":
-			return jsonscan.Once(&seen, 1) && s.text(&d.Content)
-		case "refusal":
-			return jsonscan.Once(&seen, 2) && s.text(&d.Refusal)
-		case "reasoning_content":
-			return jsonscan.Once(&seen, 4) && s.text(&d.ReasoningContent)
-		case "reasoning":
-			return jsonscan.Once(&seen, 8) && s.text(&d.Reasoning)
-		case "tool_calls":
-			return jsonscan.Once(&seen, 16) && jsonscan.Array(&s.Scanner, &d.ToolCalls, s.toolDelta)
-		case "reasoning_details":
-			return jsonscan.Once(&seen, 32) && s.Null()
-		}
-		return s.Skip(0)
-	})
+	*buf = (*buf)[:0]
+	return chunkAt(data, c, buf, nil)
 }
 
 func (s *scan) toolDelta(t *toolDelta) bool {
@@ -122,17 +75,6 @@ func (s *scan) toolDelta(t *toolDelta) bool {
 		}
 		return s.Skip(0)
 	})
-}
-
-// optText reads a string or null into a *string, as encoding/json does.
-func (s *scan) optText(dst **string) bool {
-	if s.Null() {
-		*dst = nil
-		return true
-	}
-	v := new(string)
-	*dst = v
-	return s.Text(v)
 }
 
 // fastEvent decodes a Responses delta event into e, or reports false for

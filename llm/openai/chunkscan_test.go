@@ -1,0 +1,46 @@
+package openai
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/rally-agent/rally/internal/sse"
+)
+
+// TestTextDeltaParsingAllocs: once a stream's buffers have grown, reading
+// a text chunk's event and decoding it allocates nothing, escaped text
+// included, for chunks shaped as OpenAI's (an obfuscation that differs
+// from chunk to chunk) and as llmtest's.
+func TestTextDeltaParsingAllocs(t *testing.T) {
+	for _, bc := range benchChunks {
+		t.Run(bc.name, func(t *testing.T) {
+			var body bytes.Buffer
+			for i := range 8000 {
+				text := fmt.Sprintf(" word%d", i%10)
+				if i%3 == 0 {
+					text = `\"quoted\"\n\u00e9`
+				}
+				d := strings.Replace(bc.data, "WORD", text, 1)
+				fmt.Fprintf(&body, "data: %s\n\n", strings.Replace(d, "OBFUS", strings.Repeat("x", i%7), 1))
+			}
+			dec := sse.NewDecoder(&body)
+			var chunks chunkDecoder
+			var c chunk
+			read := func(n int) {
+				for range n {
+					ev, err := dec.Next()
+					c = chunk{Choices: c.Choices[:0]}
+					if err != nil || !chunks.decode(ev.Data, &c) || len(c.Choices) != 1 || c.Choices[0].Delta.Content == "" {
+						t.Fatalf("event %q (%v) not decoded as a text delta: %+v", ev.Data, err, c)
+					}
+				}
+			}
+			read(500)
+			if n := testing.AllocsPerRun(5, func() { read(1000) }); n != 0 {
+				t.Errorf("%v allocations per 1,000 text deltas, want 0", n)
+			}
+		})
+	}
+}
