@@ -2,33 +2,8 @@ package journal
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
-	"io"
 )
-
-// countLines counts the lines of rd if it is a file (an io.ReaderAt),
-// without moving its offset: an upper bound on its entries, so that the
-// read can size what it fills. It returns 0 when it cannot tell.
-func countLines(rd io.Reader) int {
-	ra, ok := rd.(io.ReaderAt)
-	if !ok {
-		return 0
-	}
-	buf := make([]byte, 64<<10)
-	n := 1 // a last line without "\n"
-	for off := int64(0); ; {
-		k, err := ra.ReadAt(buf, off)
-		n += bytes.Count(buf[:k], []byte{'\n'})
-		off += int64(k)
-		if err != nil {
-			if err != io.EOF {
-				return 0
-			}
-			return n
-		}
-	}
-}
 
 // readJournalLine reads one line of any length, without its "\n": a view
 // of br's buffer when the line fits there (nearly every one: copying each

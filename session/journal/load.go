@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -169,18 +170,43 @@ func (r *journalReader) warn(line int, format string, args ...any) {
 	r.ld.Warnings = append(r.ld.Warnings, fmt.Sprintf("line %d: ", line)+fmt.Sprintf(format, args...))
 }
 
-// readJournal reads a whole session file from rd (named path in errors).
+// readJournal reads a whole session file from rd (named path in errors),
+// a long one on every core (parallel.go).
 func readJournal(rd io.Reader, path string) (*readResult, error) {
-	br := bufio.NewReaderSize(rd, 64<<10)
+	return readJournalIn(rd, path, runtime.GOMAXPROCS(0), minPart)
+}
+
+// readJournalIn reads as readJournal does, in at most most parts of at
+// least least bytes each when rd is a file (an io.ReaderAt).
+func readJournalIn(rd io.Reader, path string, most int, least int64) (*readResult, error) {
 	r := &journalReader{ld: &Loaded{}}
-	lines := countLines(rd)
+	ra, _ := rd.(io.ReaderAt)
+	var lines int
+	var cuts []cut
+	if ra != nil {
+		lines, cuts = lineCuts(ra, most, least)
+		rd = io.NewSectionReader(ra, 0, 1<<62)
+	}
 	res := &readResult{loaded: r.ld, ids: newIDSet(lines)}
+	var entries []Entry
+	var msgs []llm.Message
 	if lines > 0 {
 		// Sized once, so neither grows by copying (garbage the size of
 		// the file's structs) while the file is read.
-		r.ld.Entries = make([]Entry, 0, lines)
-		r.scan.msgs = make([]llm.Message, 0, lines)
+		entries, msgs = make([]Entry, 0, lines), make([]llm.Message, 0, lines)
+		r.ld.Entries, r.scan.msgs = entries, msgs
 	}
+	if len(cuts) > 0 {
+		// The first part only, unless the file turns out not to be
+		// read in parts (see the header below).
+		rd = io.NewSectionReader(ra, 0, cuts[0].off)
+		r.ld.Entries, r.scan.msgs = entries[:0:cuts[0].line-1], msgs[:0:cuts[0].line-1]
+	}
+	br := bufio.NewReaderSize(rd, 64<<10)
+	var parts []part
+	wait := func() {}
+	// The parts' readers write into the slabs: none outlives the read.
+	defer func() { wait() }()
 	var long []byte
 	n, header := 0, false
 	for {
@@ -189,6 +215,13 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 			return nil, fmt.Errorf("journal: read %s: %w", path, err)
 		}
 		if len(line) == 0 && !complete {
+			if len(cuts) > 0 && parts == nil {
+				// No parts were started: read the rest in this pass.
+				br.Reset(io.NewSectionReader(ra, cuts[0].off, 1<<62))
+				r.ld.Entries, r.scan.msgs = entries[:len(r.ld.Entries)], msgs[:len(r.scan.msgs)]
+				cuts = nil
+				continue
+			}
 			break // end of file
 		}
 		n++
@@ -205,12 +238,21 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 				return nil, fmt.Errorf("journal: open %s: line %d: %w", path, n, err)
 			}
 			header = true
+			if len(cuts) > 0 && !r.legacy {
+				parts, wait = readParts(ra, path, cuts, lines, entries, msgs)
+			}
 			continue
 		}
 		r.entry(n, line, complete, res.ids)
 	}
 	if !header {
 		return nil, fmt.Errorf("journal: open %s: line 1: no session header (empty file)", path)
+	}
+	if parts != nil {
+		wait()
+		if err := r.join(parts, res, entries, msgs); err != nil {
+			return nil, err
+		}
 	}
 	if k := len(r.ld.Entries); k > 0 {
 		res.leaf = r.ld.Entries[k-1].ID

@@ -419,7 +419,9 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config,
 	var j *journal.Journal
 	if path != "" {
 		if _, err := os.Stat(path); err == nil {
+			restore := pauseGC(path)
 			jj, loaded, err := journal.Open(path)
+			restore()
 			switch {
 			case errors.Is(err, journal.ErrLocked) && f.file == "" && !f.mustResume:
 				fmt.Fprintf(stderr, "rally: the latest session %s is in use by another rally process; starting a new session\n", path)

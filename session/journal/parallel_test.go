@@ -1,0 +1,142 @@
+package journal
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// partFiles are session files whose reading depends on order across a
+// cut: chains, branches, duplicate ids, compactions, pi's roles, bad and
+// blank lines, a torn tail, lines longer than the read buffer, a version 1
+// file and a header after blank lines.
+func partFiles(t testing.TB) map[string]string {
+	entries := strings.Join(entryLines(t), "\n")
+	long := strings.Repeat("x", 70<<10)
+	return map[string]string{
+		"pi session":   jPiSession,
+		"odd entries":  mHeader + "\n" + entries + "\n",
+		"torn tail":    mHeader + "\n" + mUser("a1", "", "one") + "\n" + mUser("a2", "a1", "two") + "\n" + `{"type":"message","id":"a3","parentId":"a2","mess`,
+		"parsing tail": mHeader + "\n" + mUser("a1", "", "one") + "\n" + mUser("a2", "a1", "two"),
+		"duplicate ids and a branch": strings.Join([]string{mHeader,
+			mUser("a1", "", "one"), mUser("a2", "a1", "two"), mUser("a3", "a2", "three"),
+			mUser("a2", "a1", "again"), mUser("a4", "a2", "four"), mUser("a5", "a1", "branch"),
+			mUser("a6", "a5", "on the branch")}, "\n") + "\n",
+		"compaction and a missing parent": strings.Join([]string{mHeader,
+			mUser("a1", "", "one"), mUser("a2", "a1", "two"), "not json at all", "",
+			`{"type":"compaction","id":"c1","parentId":"a2","timestamp":"2026-03-04T10:00:02.000Z","summary":"s","firstKeptEntryId":"a2","tokensBefore":9}`,
+			mUser("a3", "gone", "three"), `{"type":"session_info","id":"n1","parentId":"a3","name":" the name "}`,
+			mUser("a4", "n1", "four")}, "\n") + "\n",
+		"long lines": mHeader + "\n" + mUser("a1", "", long) + "\n" + mUser("a2", "a1", "two") + "\n" + mUser("a3", "a2", long) + "\n",
+		"version 1": strings.Join([]string{mHeaderV1,
+			`{"type":"message","timestamp":"2026-03-04T10:00:01.000Z","message":{"role":"user","content":"one","timestamp":1}}`,
+			`{"type":"message","timestamp":"2026-03-04T10:00:01.000Z","message":{"role":"user","content":"two","timestamp":1}}`,
+			`{"type":"compaction","summary":"s","firstKeptEntryIndex":2}`,
+			`{"type":"message","timestamp":"2026-03-04T10:00:01.000Z","message":{"role":"user","content":"three","timestamp":1}}`}, "\n") + "\n",
+		"header after blank lines": "\n  \n" + mHeader + "\n\n" + mUser("a1", "", "one") + "\n\n" + mUser("a2", "a1", "two") + "\n",
+		"header only":              mHeader + "\n",
+	}
+}
+
+// checkParts fails when reading data in parts gives anything else than
+// reading it in one pass: entries, messages, ids, warnings, the leaf, the
+// torn flag and the id set. It reports whether any read was in parts.
+func checkParts(t *testing.T, data []byte) (cut bool) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(p, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	read := func(most int) (*readResult, error) {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		return readJournalIn(f, p, most, 1)
+	}
+	want, wantErr := read(1)
+	// 2 and 3 parts cut inside the file; a part per byte (up to 1,024)
+	// cuts at every line of a short file.
+	for _, most := range []int{2, 3, min(len(data), 1024)} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, cuts := lineCuts(f, most, 1)
+		f.Close()
+		cut = cut || len(cuts) > 0
+		got, err := read(most)
+		if (err == nil) != (wantErr == nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("%d parts: error %v, in one pass %v", most, err, wantErr)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d parts (cuts %v): read\n%+v\nin one pass\n%+v", most, cuts, got.loaded, want.loaded)
+		}
+	}
+	return cut
+}
+
+// TestReadInParts: a file read in parts, cut anywhere, is what it is read
+// in one pass (bugs made to see it fail: join not moving the messages'
+// pointers, the ids left out of the set, a part's warnings dropped, the
+// first part reading past its cut, a version 1 file read in parts).
+func TestReadInParts(t *testing.T) {
+	for name, data := range partFiles(t) {
+		t.Run(name, func(t *testing.T) {
+			if !checkParts(t, []byte(data)) && name != "header only" {
+				t.Fatal("no read was in parts")
+			}
+		})
+	}
+}
+
+// TestLineCuts: each cut is the start of a line, named by its number, in
+// order, and a part is never under the least size.
+func TestLineCuts(t *testing.T) {
+	data := "ab\ncd\n\nefgh\nij"
+	p := filepath.Join(t.TempDir(), "s")
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tests := []struct {
+		most  int
+		least int64
+		want  []cut
+	}{
+		{1, 1, nil},
+		{2, 1, []cut{{12, 5}}}, // the line after the middle's
+		{3, 1, []cut{{6, 3}, {12, 5}}},
+		{99, 1, []cut{{3, 2}, {6, 3}, {7, 4}, {12, 5}}},
+		{99, 5, []cut{{12, 5}}}, // 14 bytes: 2 parts
+		{2, 8, nil},
+	}
+	for _, tt := range tests {
+		lines, cuts := lineCuts(f, tt.most, tt.least)
+		if lines != 5 || !reflect.DeepEqual(cuts, tt.want) {
+			t.Errorf("lineCuts(%d, %d) = %d, %v; want 5, %v", tt.most, tt.least, lines, cuts, tt.want)
+		}
+		for _, c := range cuts {
+			if data[c.off-1] != '\n' || strings.Count(data[:c.off], "\n")+1 != c.line {
+				t.Errorf("cut %v is not the start of line %d", c, c.line)
+			}
+		}
+	}
+}
+
+// FuzzReadInParts: any file reads in parts as in one pass.
+func FuzzReadInParts(f *testing.F) {
+	for _, data := range partFiles(f) {
+		if len(data) < 4<<10 {
+			f.Add([]byte(data))
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkParts(t, data) })
+}
