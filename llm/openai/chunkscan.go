@@ -11,10 +11,12 @@ import (
 // The chunk decoder of the hot path: one pass over a chat.completion.chunk
 // with its position in a register (jsonscan's ...At reads), reading the
 // few fields the parser needs and validating every other one as it skips
-// it. It reads what fastChunkView's field closures read, exactly as they
-// did, at about half their cost (BenchmarkChunkDecode); a tool-call delta
-// is handed to those readers (scan.toolDelta), as its arguments are
-// copies anyway. FuzzFastDecode holds it to encoding/json.
+// it. It reads what the Scanner's field closures it replaces read, exactly
+// as they did, without a closure call per key or a store and load of the
+// position per token (14 % fewer instructions for OpenAI's text chunk
+// read whole, BenchmarkChunkDecode); a tool-call delta is handed to the
+// Scanner (scan.toolDelta), as its arguments are copies anyway.
+// FuzzFastDecode and FuzzFastChunkView hold it to encoding/json.
 
 // A stream's chunks repeat one another but for the text they stream:
 // {"id":"chatcmpl-…","object":"chat.completion.chunk","created":…,

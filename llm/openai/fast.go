@@ -2,21 +2,13 @@ package openai
 
 import "github.com/rally-agent/rally/internal/jsonscan"
 
-// scan is the fast decoders' scanner, with their own readers added. With
-// buf set, the text a chunk streams (content, refusal, reasoning) is read
-// as views (jsonscan.View) instead of copies; ids, names and tool-call
-// arguments, which the message keeps as they are, are always copies.
+// scan is the fast decoders' scanner, with their own readers added (the
+// tool-call deltas' and the Responses events'). Streamed text in a chunk
+// (content, refusal, reasoning) is read by chunkAt as views; ids, names
+// and tool-call arguments, which the message keeps as they are, are
+// always copies.
 type scan struct {
 	jsonscan.Scanner
-	buf *[]byte
-}
-
-// text reads streamed text: a view with buf set, else a copy.
-func (s *scan) text(dst *string) bool {
-	if s.buf == nil {
-		return s.Text(dst)
-	}
-	return s.View(dst, s.buf)
 }
 
 // The fast decoders fill the same structs encoding/json would, for the
