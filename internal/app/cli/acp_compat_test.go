@@ -56,8 +56,9 @@ func acpScenarios(t *testing.T, agent string, env ...string) map[string]any {
 // TestACPClient drives `rally --mode acp` with the official ACP SDK's
 // client: a plain answer streamed once, a second prompt, session/load of
 // the session in a new process, a 503 retried with the retry visible (and
-// its _meta), session/cancel during a 5 s backoff answered "cancelled" in
-// under 200 ms with no further request, and a tools.confirm permission
+// its _meta), session/cancel during a 5 s backoff answered "cancelled"
+// before the backoff ends with no further request (the time it took is
+// logged: how fast is a benchmark figure), and a tools.confirm permission
 // request answered yes and then no.
 func TestACPClient(t *testing.T) {
 	res := acpScenarios(t, "rally")

