@@ -24,7 +24,12 @@ type textEdit struct {
 	width int    // text columns (the prompt's excluded)
 	top   int    // first row shown
 	rows  []span // buf soft-wrapped at width; nil when stale
+	cells []int8 // per rune: its grapheme cluster's width, or notFirst
 }
+
+// notFirst marks a rune inside a grapheme cluster after its first: it
+// takes no cell of its own, and the cursor steps over it.
+const notFirst = -1
 
 // span is one display row: buf[start:end], without its '\n'.
 type span struct{ start, end int }
@@ -88,7 +93,33 @@ func clean(s string) string {
 	return b.String()
 }
 
-func runeWidth(r rune) int { return ansi.StringWidth(string(r)) }
+// measure sets cells from buf: widths are the terminal's, by grapheme
+// cluster (a flag or a family emoji is one double cell, not two or three),
+// the way lipgloss measures the rest of the frame.
+func (t *textEdit) measure() {
+	t.cells = t.cells[:0]
+	s := string(t.buf)
+	for len(s) > 0 {
+		cl, w := ansi.FirstGraphemeCluster(s, ansi.GraphemeWidth)
+		if cl == "" {
+			_, n := utf8.DecodeRuneInString(s)
+			cl, w = s[:n], 0
+		}
+		t.cells = append(t.cells, int8(min(w, 2)))
+		for range utf8.RuneCountInString(cl) - 1 {
+			t.cells = append(t.cells, notFirst)
+		}
+		s = s[len(cl):]
+	}
+}
+
+// cellWidth is rune i's width in cells.
+func (t *textEdit) cellWidth(i int) int { return max(int(t.cells[i]), 0) }
+
+// clusterStart reports whether a cursor at p is not inside a cluster.
+func (t *textEdit) clusterStart(p int) bool {
+	return p <= 0 || p >= len(t.buf) || t.cells[p] != notFirst
+}
 
 // layout soft-wraps each line at the width, breaking after the last space
 // that fits, or inside a word longer than the row. A line that fills its
@@ -97,6 +128,7 @@ func (t *textEdit) layout() []span {
 	if t.rows != nil {
 		return t.rows
 	}
+	t.measure()
 	w := max(t.width, 2)
 	rows := make([]span, 0, 4)
 	start, col, space := 0, 0, -1 // space: index after the row's last space
@@ -110,7 +142,7 @@ func (t *textEdit) layout() []span {
 			continue
 		}
 		r := t.buf[i]
-		rw := runeWidth(r)
+		rw := t.cellWidth(i)
 		// A word carried to the next row may still not fit with r: then
 		// the second pass breaks right before r.
 		for col+rw > w && i > start {
@@ -121,8 +153,8 @@ func (t *textEdit) layout() []span {
 			rows = append(rows, span{start, brk})
 			start, space = brk, -1
 			col = 0
-			for _, c := range t.buf[brk:i] {
-				col += runeWidth(c)
+			for j := brk; j < i; j++ {
+				col += t.cellWidth(j)
 			}
 		}
 		if r == ' ' {
@@ -151,8 +183,8 @@ func (t *textEdit) cursorRow() int {
 // col is the display column of position p in row r.
 func (t *textEdit) col(r, p int) int {
 	c := 0
-	for _, x := range t.buf[t.layout()[r].start:p] {
-		c += runeWidth(x)
+	for i := t.layout()[r].start; i < p; i++ {
+		c += t.cellWidth(i)
 	}
 	return c
 }
@@ -178,7 +210,7 @@ func (t *textEdit) moveRow(dir int) {
 	}
 	p, c := s.start, 0
 	for p < last {
-		w := runeWidth(t.buf[p])
+		w := t.cellWidth(p)
 		if c+w > goal {
 			break
 		}
@@ -213,6 +245,17 @@ func (t *textEdit) cut(from, to int) {
 func (t *textEdit) moveTo(p int) {
 	t.cur = min(max(p, 0), len(t.buf))
 	t.changed()
+}
+
+// step is the cursor one grapheme cluster back (-1) or on (+1), so an
+// accent or a joined emoji goes as one.
+func (t *textEdit) step(dir int) int {
+	t.layout()
+	p := min(max(t.cur+dir, 0), len(t.buf))
+	for !t.clusterStart(p) {
+		p += dir
+	}
+	return p
 }
 
 // lineStart and lineEnd bound the line (between '\n's) the cursor is on.
@@ -262,13 +305,13 @@ func (t *textEdit) key(k tea.KeyPressMsg) {
 	case "shift+enter", "alt+enter", "ctrl+j":
 		t.insert("\n")
 	case "backspace", "ctrl+h":
-		t.cut(t.cur-1, t.cur)
+		t.cut(t.step(-1), t.cur)
 	case "delete", "ctrl+d":
-		t.cut(t.cur, t.cur+1)
+		t.cut(t.cur, t.step(1))
 	case "left", "ctrl+b":
-		t.moveTo(t.cur - 1)
+		t.moveTo(t.step(-1))
 	case "right", "ctrl+f":
-		t.moveTo(t.cur + 1)
+		t.moveTo(t.step(1))
 	case "alt+left", "ctrl+left", "alt+b":
 		t.moveTo(t.wordLeft())
 	case "alt+right", "ctrl+right", "alt+f":
@@ -346,8 +389,12 @@ func (t *textEdit) view(st editStyles, prompt, placeholder string) string {
 		} else {
 			b.WriteString(string(t.buf[s.start:t.cur]))
 			if t.cur < s.end {
-				b.WriteString(st.cursor.Render(string(t.buf[t.cur])))
-				b.WriteString(string(t.buf[t.cur+1 : s.end]))
+				q := t.cur + 1 // the whole cluster shows under the cursor
+				for q < s.end && !t.clusterStart(q) {
+					q++
+				}
+				b.WriteString(st.cursor.Render(string(t.buf[t.cur:q])))
+				b.WriteString(string(t.buf[q:s.end]))
 			} else {
 				b.WriteString(st.cursor.Render(" "))
 				used++

@@ -125,6 +125,11 @@ func TestTextEditKeys(t *testing.T) {
 		{"down a soft-wrapped row", "a|bcdefghijkl", []string{"down"}, "", "abcdefghijk|l"},
 		{"up to a row ending in a soft break", "hello worldwide|", []string{"up"}, "", "hello| worldwide"},
 		{"down to the end of a wrapped word", "|hello world", []string{"ctrl+e", "up", "down"}, "", "hello world|"},
+		{"left over a flag", "🇺🇸|", []string{"left"}, "", "|🇺🇸"},
+		{"right over an accent", "|e\u0301x", []string{"right"}, "", "e\u0301|x"},
+		{"backspace a joined emoji", "a👨‍👩‍👧|", []string{"backspace"}, "", "a|"},
+		{"delete a letter with its accent", "|e\u0301x", []string{"delete"}, "", "|x"},
+		{"down by cluster width", "🇺🇸|\nabcd", []string{"down"}, "", "🇺🇸\nab|cd"},
 		{"paste at the cursor", "a|d", nil, "bc", "abc|d"},
 		{"paste CRLF and CR", "|", nil, "a\r\nb\rc", "a\nb\nc|"},
 		{"paste tab", "|", nil, "a\tb", "a    b|"},
@@ -176,6 +181,8 @@ func TestTextEditWrap(t *testing.T) {
 		{"wide at exact width", 10, "日本語日本語", []string{"日本語日本", "語"}},
 		{"wide does not split", 5, "日本語", []string{"日本", "語"}},
 		{"emoji", 4, "a🎉🎉", []string{"a🎉", "🎉"}},
+		{"a flag is two cells", 5, "a🇺🇸b", []string{"a🇺🇸b"}},
+		{"a joined emoji is two cells", 4, "👨‍👩‍👧a", []string{"👨‍👩‍👧a"}},
 		{"tiny width", 0, "abc", []string{"ab", "c"}},
 		{"a carried word still too wide", 3, " 本語", []string{" ", "本", "語"}},
 	} {
@@ -211,6 +218,8 @@ func TestEditorView(t *testing.T) {
 		{"exact width", true, 12, []step{{paste: "abcdefghij"}}, "> abcdefghij\n> \x1b[7m \x1b[m         "},
 		{"word wrap", true, 12, []step{{paste: "hello world foo bar"}}, "> hello     \n> world foo \n> bar\x1b[7m \x1b[m      "},
 		{"wide", true, 12, []step{{paste: "日本語日本語"}}, "> 日本語日本\n> 語\x1b[7m \x1b[m       "},
+		{"a flag under the cursor", true, 12, []step{{paste: "🇺🇸", keys: []string{"left"}}}, "> \x1b[7m🇺🇸\x1b[m        "},
+		{"an accent under the cursor", true, 12, []step{{paste: "e\u0301x", keys: []string{"home"}}}, "> \x1b[7me\u0301\x1b[mx        "},
 		{"tab", true, 12, []step{{paste: "a\tb"}}, "> a    b\x1b[7m \x1b[m   "},
 		{"scrolled to the cursor", true, 12, []step{{paste: "a\nb\nc\nd\ne\nf\ng\nh\ni\nj"}},
 			"> c         \n> d         \n> e         \n> f         \n> g         \n> h         \n> i         \n> j\x1b[7m \x1b[m        "},
@@ -297,8 +306,29 @@ func FuzzTextEdit(f *testing.F) {
 				}
 			}
 			view := te.view(st, "> ", "")
-			if n := strings.Count(view, "\n") + 1; n != h {
-				t.Fatalf("%d view lines, height %d", n, h)
+			lines := strings.Split(view, "\n")
+			if len(lines) != h {
+				t.Fatalf("%d view lines, height %d", len(lines), h)
+			}
+			// Each line is the prompt, the row, a cell for a cursor past
+			// its end, and spaces to the width, measured apart from the
+			// editor's own widths.
+			for i, l := range lines {
+				r := te.top + i
+				sp := te.layout()[r]
+				row := string(te.buf[sp.start:sp.end])
+				used := ansi.StringWidth(row)
+				if r == te.cursorRow() && te.cur == sp.end {
+					row += " "
+					used++
+				}
+				want := "> " + row + strings.Repeat(" ", max(0, max(width, 2)-used))
+				if got := ansi.Strip(l); got != want {
+					t.Fatalf("view line %d %q, want %q", r, got, want)
+				}
+				if used > max(width, 2) && sp.end-sp.start > 1 {
+					t.Fatalf("row %d %q is %d wide at width %d", r, row, used, width)
+				}
 			}
 			if ansi.Strip(view) == "" {
 				t.Fatal("empty view")
