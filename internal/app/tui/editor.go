@@ -3,18 +3,22 @@ package tui
 import (
 	"strings"
 
-	"charm.land/bubbles/v2/key"
-	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 )
 
 // maxEditorRows is how tall the editor grows before it scrolls.
 const maxEditorRows = 8
 
+const (
+	editorPrompt      = "> "
+	editorPlaceholder = "Type a prompt, / for commands"
+)
+
 // editor is the multi-line prompt editor with history. Enter is handled
 // by the model (send); Shift+Enter, Alt+Enter and Ctrl+J insert a newline.
 type editor struct {
-	ta    textarea.Model
+	te    textEdit
+	st    editStyles
 	hist  []string
 	pos   int    // index into hist while browsing; len(hist) is the draft
 	draft string // what was typed before browsing
@@ -23,51 +27,40 @@ type editor struct {
 }
 
 func newEditor(st styles) editor {
-	ta := textarea.New()
-	ta.Prompt = "> "
-	ta.Placeholder = "Type a prompt, / for commands"
-	ta.ShowLineNumbers = false
-	ta.CharLimit = 0
-	ta.DynamicHeight = true
-	ta.MinHeight = 1
-	ta.MaxHeight = maxEditorRows
-	ta.MaxContentHeight = 100000
-	ta.KeyMap.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "alt+enter", "ctrl+j"))
-	if st.noColor {
-		s := ta.Styles()
-		plain := textarea.StyleState{}
-		s.Focused, s.Blurred = plain, plain
-		s.Cursor.Color = nil
-		ta.SetStyles(s)
-	} else {
-		s := ta.Styles()
-		s.Focused.CursorLine = s.Focused.Base
-		ta.SetStyles(s)
-	}
-	ta.SetWidth(80)
-	return editor{ta: ta}
+	e := editor{st: newEditStyles(st.noColor)}
+	e.setWidth(80)
+	return e
 }
 
-func (e *editor) focus() tea.Cmd { return e.ta.Focus() }
+// focus exists for the model's Init; the cursor does not blink, so there
+// is nothing to start.
+func (e *editor) focus() tea.Cmd { return nil }
 
-func (e *editor) setWidth(w int) { e.ta.SetWidth(w) }
+func (e *editor) setWidth(w int) { e.te.setWidth(w - len(editorPrompt)) }
 
-func (e *editor) value() string { return e.ta.Value() }
+func (e *editor) value() string { return e.te.value() }
 
 func (e *editor) reset() {
-	e.ta.Reset()
+	e.te.setValue("")
 	e.pos = len(e.hist)
 	e.refreshHint()
 }
 
+// update applies a key press or a paste; other messages change nothing.
 func (e *editor) update(msg tea.Msg) tea.Cmd {
-	var cmd tea.Cmd
-	e.ta, cmd = e.ta.Update(msg)
+	switch msg := msg.(type) {
+	case tea.KeyPressMsg:
+		e.te.key(msg)
+	case tea.PasteMsg:
+		e.te.insert(msg.Content)
+	default:
+		return nil
+	}
 	e.refreshHint()
-	return cmd
+	return nil
 }
 
-func (e *editor) view() string { return e.ta.View() }
+func (e *editor) view() string { return e.te.view(e.st, editorPrompt, editorPlaceholder) }
 
 // push adds a sent entry to the history.
 func (e *editor) push(s string) {
@@ -77,9 +70,11 @@ func (e *editor) push(s string) {
 	e.pos = len(e.hist)
 }
 
-func (e *editor) onFirstLine() bool { return e.ta.Line() == 0 }
+// onFirstLine and onLastLine are by display row, so Up and Down walk a
+// wrapped paragraph row by row before they reach the history.
+func (e *editor) onFirstLine() bool { return e.te.onFirstRow() }
 
-func (e *editor) onLastLine() bool { return e.ta.Line() >= e.ta.LineCount()-1 }
+func (e *editor) onLastLine() bool { return e.te.onLastRow() }
 
 // history moves through the sent entries: -1 older, +1 newer.
 func (e *editor) history(dir int) {
@@ -88,13 +83,13 @@ func (e *editor) history(dir int) {
 		return
 	}
 	if e.pos == len(e.hist) {
-		e.draft = e.ta.Value()
+		e.draft = e.te.value()
 	}
 	e.pos = next
 	if next == len(e.hist) {
-		e.ta.SetValue(e.draft)
+		e.te.setValue(e.draft)
 	} else {
-		e.ta.SetValue(e.hist[next])
+		e.te.setValue(e.hist[next])
 	}
 	e.refreshHint()
 }
@@ -114,8 +109,8 @@ func (e *editor) complete(cands []string) {
 	if len(cands) == 1 && !strings.HasSuffix(p, " ") && !strings.Contains(p, " ") {
 		p += " "
 	}
-	if len(p) > len(e.ta.Value()) {
-		e.ta.SetValue(p)
+	if len(p) > len(e.te.value()) {
+		e.te.setValue(p)
 	}
 	e.refreshHint()
 }
@@ -125,7 +120,7 @@ func (e *editor) refreshHint() {
 	if e.cands == nil {
 		return
 	}
-	if c := e.cands(e.ta.Value()); len(c) > 0 {
+	if c := e.cands(e.te.value()); len(c) > 0 {
 		e.hint = strings.Join(c, " ")
 	}
 }

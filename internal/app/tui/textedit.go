@@ -1,0 +1,406 @@
+package tui
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// textEdit is the prompt's multi-line text buffer: the text as runes with
+// a cursor between them, soft-wrapped at the width for display. It is
+// ours rather than bubbles' textarea because textarea links a clipboard
+// package whose init searches PATH in every rally process, UI or not.
+//
+// There is no Ctrl+V: reading the system clipboard is what that package
+// did. Terminals paste with their own key into bracketed paste, which
+// arrives as a tea.PasteMsg and is inserted like typed text.
+type textEdit struct {
+	buf   []rune // the value; '\n' ends a line
+	cur   int    // cursor, 0..len(buf)
+	width int    // text columns (the prompt's excluded)
+	top   int    // first row shown
+	rows  []span // buf soft-wrapped at width; nil when stale
+	cells []int8 // per rune: its grapheme cluster's width, or notFirst
+}
+
+// notFirst marks a rune inside a grapheme cluster after its first: it
+// takes no cell of its own, and the cursor steps over it.
+const notFirst = -1
+
+// span is one display row: buf[start:end], without its '\n'.
+type span struct{ start, end int }
+
+// tabWidth is how many spaces a typed or pasted tab becomes, as the
+// textarea did: a tab's width depends on the terminal's tab stops, which
+// the layout cannot know.
+const tabWidth = 4
+
+func (t *textEdit) value() string { return string(t.buf) }
+
+// setValue replaces the text and puts the cursor at its end.
+func (t *textEdit) setValue(s string) {
+	t.buf = []rune(clean(s))
+	t.cur = len(t.buf)
+	t.changed()
+}
+
+func (t *textEdit) setWidth(w int) {
+	t.width = max(w, 2) // a wide rune needs two columns
+	t.changed()
+}
+
+// changed drops the layout and scrolls the cursor's row into view.
+func (t *textEdit) changed() {
+	t.rows = nil
+	r, h := t.cursorRow(), t.height()
+	if r < t.top {
+		t.top = r
+	} else if r >= t.top+h {
+		t.top = r - h + 1
+	}
+	t.top = min(t.top, len(t.layout())-h)
+	t.top = max(t.top, 0)
+}
+
+// height is how many rows show: one per row, from 1 to maxEditorRows.
+func (t *textEdit) height() int { return min(max(len(t.layout()), 1), maxEditorRows) }
+
+// clean makes text insertable: CRLF and CR become LF, a tab becomes
+// spaces, other control characters and invalid UTF-8 are dropped, so
+// nothing in the buffer can move the terminal's cursor.
+func clean(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		switch {
+		case r == utf8.RuneError && n == 1:
+		case r == '\t':
+			b.WriteString(strings.Repeat(" ", tabWidth))
+		case r == '\n':
+			b.WriteRune(r)
+		case unicode.IsControl(r):
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// measure sets cells from buf: widths are the terminal's, by grapheme
+// cluster (a flag or a family emoji is one double cell, not two or three),
+// the way lipgloss measures the rest of the frame.
+func (t *textEdit) measure() {
+	t.cells = t.cells[:0]
+	s := string(t.buf)
+	for len(s) > 0 {
+		cl, w := ansi.FirstGraphemeCluster(s, ansi.GraphemeWidth)
+		if cl == "" {
+			_, n := utf8.DecodeRuneInString(s)
+			cl, w = s[:n], 0
+		}
+		t.cells = append(t.cells, int8(min(w, 2)))
+		for range utf8.RuneCountInString(cl) - 1 {
+			t.cells = append(t.cells, notFirst)
+		}
+		s = s[len(cl):]
+	}
+}
+
+// cellWidth is rune i's width in cells.
+func (t *textEdit) cellWidth(i int) int { return max(int(t.cells[i]), 0) }
+
+// clusterStart reports whether a cursor at p is not inside a cluster.
+func (t *textEdit) clusterStart(p int) bool {
+	return p <= 0 || p >= len(t.buf) || t.cells[p] != notFirst
+}
+
+// layout soft-wraps each line at the width, breaking after the last space
+// that fits, or inside a word longer than the row. A line that fills its
+// last row exactly gets an empty row after it, for the cursor.
+func (t *textEdit) layout() []span {
+	if t.rows != nil {
+		return t.rows
+	}
+	t.measure()
+	w := max(t.width, 2)
+	rows := make([]span, 0, 4)
+	start, col, space := 0, 0, -1 // space: index after the row's last space
+	for i := 0; i <= len(t.buf); i++ {
+		if i == len(t.buf) || t.buf[i] == '\n' {
+			rows = append(rows, span{start, i})
+			if col >= w {
+				rows = append(rows, span{i, i})
+			}
+			start, col, space = i+1, 0, -1
+			continue
+		}
+		r := t.buf[i]
+		rw := t.cellWidth(i)
+		// A word carried to the next row may still not fit with r: then
+		// the second pass breaks right before r.
+		for col+rw > w && i > start {
+			brk := i
+			if space > start && r != ' ' {
+				brk = space
+			}
+			rows = append(rows, span{start, brk})
+			start, space = brk, -1
+			col = 0
+			for j := brk; j < i; j++ {
+				col += t.cellWidth(j)
+			}
+		}
+		if r == ' ' {
+			space = i + 1
+		}
+		col += rw
+	}
+	t.rows = rows
+	return rows
+}
+
+// cursorRow is the row that shows the cursor: the last that starts at or
+// before it, so a cursor on a soft break shows at the next row's start.
+func (t *textEdit) cursorRow() int {
+	rows := t.layout()
+	r := 0
+	for i, s := range rows {
+		if s.start > t.cur {
+			break
+		}
+		r = i
+	}
+	return r
+}
+
+// col is the display column of position p in row r.
+func (t *textEdit) col(r, p int) int {
+	c := 0
+	for i := t.layout()[r].start; i < p; i++ {
+		c += t.cellWidth(i)
+	}
+	return c
+}
+
+func (t *textEdit) onFirstRow() bool { return t.cursorRow() == 0 }
+
+func (t *textEdit) onLastRow() bool { return t.cursorRow() == len(t.layout())-1 }
+
+// moveRow puts the cursor dir rows up or down at the same column, or as
+// near as the row allows.
+func (t *textEdit) moveRow(dir int) {
+	rows := t.layout()
+	r := t.cursorRow()
+	n := r + dir
+	if n < 0 || n >= len(rows) {
+		return
+	}
+	goal := t.col(r, t.cur)
+	s := rows[n]
+	last := s.end
+	if n+1 < len(rows) && rows[n+1].start == s.end {
+		last = s.end - 1 // a soft break's position shows on the next row
+	}
+	p, c := s.start, 0
+	for p < last {
+		w := t.cellWidth(p)
+		if c+w > goal {
+			break
+		}
+		c += w
+		p++
+	}
+	t.cur = max(p, s.start)
+	t.changed()
+}
+
+func (t *textEdit) insert(s string) {
+	rs := []rune(clean(s))
+	if len(rs) == 0 {
+		return
+	}
+	t.buf = append(t.buf[:t.cur], append(rs, t.buf[t.cur:]...)...)
+	t.cur += len(rs)
+	t.changed()
+}
+
+// cut removes buf[from:to] and leaves the cursor at from.
+func (t *textEdit) cut(from, to int) {
+	from, to = max(from, 0), min(to, len(t.buf))
+	if from >= to {
+		return
+	}
+	t.buf = append(t.buf[:from], t.buf[to:]...)
+	t.cur = from
+	t.changed()
+}
+
+func (t *textEdit) moveTo(p int) {
+	t.cur = min(max(p, 0), len(t.buf))
+	t.changed()
+}
+
+// step is the cursor one grapheme cluster back (-1) or on (+1), so an
+// accent or a joined emoji goes as one.
+func (t *textEdit) step(dir int) int {
+	t.layout()
+	p := min(max(t.cur+dir, 0), len(t.buf))
+	for !t.clusterStart(p) {
+		p += dir
+	}
+	return p
+}
+
+// lineStart and lineEnd bound the line (between '\n's) the cursor is on.
+func (t *textEdit) lineStart() int {
+	p := t.cur
+	for p > 0 && t.buf[p-1] != '\n' {
+		p--
+	}
+	return p
+}
+
+func (t *textEdit) lineEnd() int {
+	p := t.cur
+	for p < len(t.buf) && t.buf[p] != '\n' {
+		p++
+	}
+	return p
+}
+
+// wordLeft is where the word before the cursor starts: back over spaces
+// (line ends count), then over the word.
+func (t *textEdit) wordLeft() int {
+	p := t.cur
+	for p > 0 && unicode.IsSpace(t.buf[p-1]) {
+		p--
+	}
+	for p > 0 && !unicode.IsSpace(t.buf[p-1]) {
+		p--
+	}
+	return p
+}
+
+func (t *textEdit) wordRight() int {
+	p := t.cur
+	for p < len(t.buf) && unicode.IsSpace(t.buf[p]) {
+		p++
+	}
+	for p < len(t.buf) && !unicode.IsSpace(t.buf[p]) {
+		p++
+	}
+	return p
+}
+
+// key applies one key press. Keys it does not know change nothing.
+func (t *textEdit) key(k tea.KeyPressMsg) {
+	switch k.String() {
+	case "shift+enter", "alt+enter", "ctrl+j":
+		t.insert("\n")
+	case "backspace", "ctrl+h":
+		t.cut(t.step(-1), t.cur)
+	case "delete", "ctrl+d":
+		t.cut(t.cur, t.step(1))
+	case "left", "ctrl+b":
+		t.moveTo(t.step(-1))
+	case "right", "ctrl+f":
+		t.moveTo(t.step(1))
+	case "alt+left", "ctrl+left", "alt+b":
+		t.moveTo(t.wordLeft())
+	case "alt+right", "ctrl+right", "alt+f":
+		t.moveTo(t.wordRight())
+	case "up", "ctrl+p":
+		t.moveRow(-1)
+	case "down", "ctrl+n":
+		t.moveRow(1)
+	case "home", "ctrl+a":
+		t.moveTo(t.lineStart())
+	case "end", "ctrl+e":
+		t.moveTo(t.lineEnd())
+	case "ctrl+home", "alt+<":
+		t.moveTo(0)
+	case "ctrl+end", "alt+>":
+		t.moveTo(len(t.buf))
+	case "ctrl+w", "alt+backspace", "ctrl+backspace":
+		t.cut(t.wordLeft(), t.cur)
+	case "alt+d", "alt+delete", "ctrl+delete":
+		t.cut(t.cur, t.wordRight())
+	case "ctrl+k":
+		t.cut(t.cur, t.lineEnd())
+	case "ctrl+u":
+		t.cut(t.lineStart(), t.cur)
+	default:
+		if k.Text != "" && k.Mod&(tea.ModCtrl|tea.ModAlt) == 0 {
+			t.insert(k.Text)
+		}
+	}
+}
+
+// editStyles are the editor's looks: the prompt, the placeholder and the
+// cursor, a reversed cell.
+type editStyles struct {
+	prompt, placeholder, cursor lipgloss.Style
+}
+
+func newEditStyles(noColor bool) editStyles {
+	cursor := lipgloss.NewStyle().Reverse(true)
+	if noColor {
+		return editStyles{cursor: cursor}
+	}
+	return editStyles{
+		prompt:      lipgloss.NewStyle().Foreground(lipgloss.Color("7")),
+		placeholder: lipgloss.NewStyle().Foreground(lipgloss.Color("240")),
+		cursor:      cursor.Foreground(lipgloss.Color("7")),
+	}
+}
+
+// view draws the shown rows, each behind prompt and padded to the width,
+// the cursor as a reversed cell; an empty buffer shows placeholder.
+func (t *textEdit) view(st editStyles, prompt, placeholder string) string {
+	w := max(t.width, 2)
+	p := st.prompt.Render(prompt)
+	if len(t.buf) == 0 && placeholder != "" {
+		first, _, _ := strings.Cut(ansi.Wordwrap(placeholder, w, ""), "\n")
+		first = ansi.Truncate(strings.TrimSpace(first), w, "")
+		r, size := utf8.DecodeRuneInString(first)
+		rest := first[size:]
+		return p + st.cursor.Render(string(r)) + st.placeholder.Render(rest) +
+			strings.Repeat(" ", max(0, w-ansi.StringWidth(first)))
+	}
+	rows := t.layout()
+	cr := t.cursorRow()
+	var b strings.Builder
+	for i := t.top; i < t.top+t.height() && i < len(rows); i++ {
+		if i > t.top {
+			b.WriteByte('\n')
+		}
+		b.WriteString(p)
+		s := rows[i]
+		used := t.col(i, s.end)
+		if i != cr {
+			b.WriteString(string(t.buf[s.start:s.end]))
+		} else {
+			b.WriteString(string(t.buf[s.start:t.cur]))
+			if t.cur < s.end {
+				q := t.cur + 1 // the whole cluster shows under the cursor
+				for q < s.end && !t.clusterStart(q) {
+					q++
+				}
+				b.WriteString(st.cursor.Render(string(t.buf[t.cur:q])))
+				b.WriteString(string(t.buf[q:s.end]))
+			} else {
+				b.WriteString(st.cursor.Render(" "))
+				used++
+			}
+		}
+		b.WriteString(strings.Repeat(" ", max(0, w-used)))
+	}
+	return b.String()
+}
