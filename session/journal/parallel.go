@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sync"
 	"unsafe"
 
@@ -40,50 +41,104 @@ type cut struct {
 // bound on its entries, so that the read can size what it fills (0 when
 // it cannot tell). It also finds where to cut it into up to parts pieces
 // of about equal size, none under least bytes, each starting a line: the
-// cuts after the first piece, in order.
+// cuts after the first piece, in order. The cuts are found first, from
+// the size alone, so that each piece's lines are counted on a core of its
+// own: counting them in one pass was a tenth of a 50k-message load, all
+// of it before any part could start.
 func lineCuts(ra io.ReaderAt, parts int, least int64) (lines int, cuts []cut) {
-	const block = 64 << 10
-	buf := make([]byte, block)
-	var before []int // newlines before each block
-	n := 0
-	size := int64(0)
-	for {
-		k, err := ra.ReadAt(buf, size)
-		before = append(before, n)
-		n += bytes.Count(buf[:k], []byte{'\n'})
-		size += int64(k)
-		if err != nil {
-			if err != io.EOF {
-				return 0, nil
-			}
-			break
-		}
+	size, ok := sizeOf(ra)
+	if !ok {
+		parts = 1 // no size to cut by: one count to the end
 	}
-	lines = n + 1 // a last line without "\n"
 	parts = min(parts, int(size/max(least, 1)))
+	buf := make([]byte, lineBlock)
+	var offs []int64
 	for p := 1; p < parts; p++ {
 		target := size * int64(p) / int64(parts)
-		start := target / block * block
-		k, err := ra.ReadAt(buf, start)
+		k, err := ra.ReadAt(buf, target)
 		if err != nil && err != io.EOF {
-			return lines, cuts
+			return 0, nil
 		}
-		at := int(target - start)
-		if at >= k {
-			break // the file shrank
-		}
-		i := bytes.IndexByte(buf[at:k], '\n')
+		i := bytes.IndexByte(buf[:k], '\n')
 		if i < 0 {
-			continue // a line past this block: the next cut may find its end
+			continue // a line past this block (or the file shrank): the next cut may find its end
 		}
 		off := target + int64(i) + 1
-		if off >= size || len(cuts) > 0 && off <= cuts[len(cuts)-1].off {
+		if off >= size || len(offs) > 0 && off <= offs[len(offs)-1] {
 			continue
 		}
-		line := before[start/block] + bytes.Count(buf[:at+i+1], []byte{'\n'}) + 1
-		cuts = append(cuts, cut{off: off, line: line})
+		offs = append(offs, off)
 	}
-	return lines, cuts
+	// Piece k is [offs[k-1], offs[k]); the last one reads to the end,
+	// whatever the size said.
+	counts := make([]int, len(offs)+1)
+	errs := make([]error, len(offs)+1)
+	count := func(k int, buf []byte) {
+		from, to := int64(0), int64(-1)
+		if k > 0 {
+			from = offs[k-1]
+		}
+		if k < len(offs) {
+			to = offs[k]
+		}
+		counts[k], errs[k] = countLines(ra, from, to, buf)
+	}
+	var wg sync.WaitGroup
+	for k := 1; k <= len(offs); k++ {
+		wg.Go(func() { count(k, make([]byte, lineBlock)) })
+	}
+	count(0, buf)
+	wg.Wait()
+	n := 0
+	for k := range counts {
+		if errs[k] != nil {
+			return 0, nil
+		}
+		n += counts[k]
+		if k < len(offs) {
+			cuts = append(cuts, cut{off: offs[k], line: n + 1})
+		}
+	}
+	return n + 1, cuts // + 1: a last line without "\n"
+}
+
+// lineBlock is how much of a file lineCuts reads at a time.
+const lineBlock = 64 << 10
+
+// sizeOf returns the size of ra when it can tell it (a file, a
+// bytes.Reader, a section).
+func sizeOf(ra io.ReaderAt) (int64, bool) {
+	switch v := ra.(type) {
+	case interface{ Size() int64 }:
+		return v.Size(), true
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if st, err := v.Stat(); err == nil {
+			return st.Size(), true
+		}
+	}
+	return 0, false
+}
+
+// countLines counts the newlines of ra from byte from up to byte to (to
+// the end when to < 0), reading into buf.
+func countLines(ra io.ReaderAt, from, to int64, buf []byte) (int, error) {
+	n := 0
+	for to < 0 || from < to {
+		b := buf
+		if to >= 0 {
+			b = b[:min(int64(len(b)), to-from)]
+		}
+		k, err := ra.ReadAt(b, from)
+		n += bytes.Count(b[:k], []byte{'\n'})
+		from += int64(k)
+		if err == io.EOF {
+			return n, nil // the file shrank, or the end
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // part is one piece of a file after the first, read by its own reader.

@@ -94,7 +94,10 @@ func TestReadInParts(t *testing.T) {
 }
 
 // TestLineCuts: each cut is the start of a line, named by its number, in
-// order, and a part is never under the least size.
+// order, and a part is never under the least size; each piece's lines are
+// counted apart (bugs made to see it fail: a cut's line number from its
+// own piece's count instead of the sum of those before it; the last
+// piece's count left out of the total).
 func TestLineCuts(t *testing.T) {
 	data := "ab\ncd\n\nefgh\nij"
 	p := filepath.Join(t.TempDir(), "s")
@@ -123,6 +126,14 @@ func TestLineCuts(t *testing.T) {
 		if lines != 5 || !reflect.DeepEqual(cuts, tt.want) {
 			t.Errorf("lineCuts(%d, %d) = %d, %v; want 5, %v", tt.most, tt.least, lines, cuts, tt.want)
 		}
+		// A reader that tells its size is cut as a file is; one that
+		// does not is counted whole, in one piece.
+		if lines, got := lineCuts(strings.NewReader(data), tt.most, tt.least); lines != 5 || !reflect.DeepEqual(got, cuts) {
+			t.Errorf("lineCuts(strings.Reader, %d, %d) = %d, %v; want 5, %v", tt.most, tt.least, lines, got, cuts)
+		}
+		if lines, got := lineCuts(onlyReadAt{f}, tt.most, tt.least); lines != 5 || got != nil {
+			t.Errorf("lineCuts(no size, %d, %d) = %d, %v; want 5, no cuts", tt.most, tt.least, lines, got)
+		}
 		for _, c := range cuts {
 			if data[c.off-1] != '\n' || strings.Count(data[:c.off], "\n")+1 != c.line {
 				t.Errorf("cut %v is not the start of line %d", c, c.line)
@@ -130,6 +141,11 @@ func TestLineCuts(t *testing.T) {
 		}
 	}
 }
+
+// onlyReadAt hides all but ReadAt of a file: its size is unknown.
+type onlyReadAt struct{ f *os.File }
+
+func (o onlyReadAt) ReadAt(b []byte, off int64) (int, error) { return o.f.ReadAt(b, off) }
 
 // FuzzReadInParts: any file reads in parts as in one pass.
 func FuzzReadInParts(f *testing.F) {
