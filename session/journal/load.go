@@ -198,9 +198,10 @@ func readJournalIn(rd io.Reader, path string, most int, least int64) (*readResul
 	}
 	if len(cuts) > 0 {
 		// The first part only, unless the file turns out not to be
-		// read in parts (see the header below).
+		// read in parts (see the header below). Its header line has no
+		// entry, hence the region one short of its lines (readParts).
 		rd = io.NewSectionReader(ra, 0, cuts[0].off)
-		r.ld.Entries, r.scan.msgs = entries[:0:cuts[0].line-1], msgs[:0:cuts[0].line-1]
+		r.ld.Entries, r.scan.msgs = entries[:0:cuts[0].line-2], msgs[:0:cuts[0].line-2]
 	}
 	br := bufio.NewReaderSize(rd, 64<<10)
 	var parts []part

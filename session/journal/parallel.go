@@ -158,10 +158,13 @@ func readParts(ra io.ReaderAt, path string, cuts []cut, lines int, entries []Ent
 	for k, c := range cuts {
 		end, size := lines, int64(1<<62) // the last part: to the end
 		if k+1 < len(cuts) {
-			end, size = cuts[k+1].line-1, cuts[k+1].off-c.off
+			end, size = cuts[k+1].line-2, cuts[k+1].off-c.off
 		}
 		p := &parts[k]
-		lo := c.line - 1
+		// The entry of line n is at most the (n-1)th: the header's line
+		// above has none. So a file of an entry on every line fills the
+		// regions end to end and the join moves nothing.
+		lo := c.line - 2
 		p.r.ld = &Loaded{Entries: entries[lo:lo:end]}
 		p.r.scan.msgs = msgs[lo:lo:end]
 		wg.Go(func() {
@@ -217,17 +220,17 @@ func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msg
 	for k := range parts {
 		p := &parts[k]
 		from := len(r.ld.Entries)
-		r.ld.Entries = append(r.ld.Entries, p.r.ld.Entries...)
+		r.ld.Entries = appendInPlace(r.ld.Entries, p.r.ld.Entries)
 		first := len(r.scan.msgs)
 		own := p.r.scan.msgs
-		r.scan.msgs = append(r.scan.msgs, own...)
+		r.scan.msgs = appendInPlace(r.scan.msgs, own)
 		var lo uintptr
-		if len(own) > 0 {
-			lo = uintptr(unsafe.Pointer(&own[0]))
+		if len(own) > 0 && &own[0] != &r.scan.msgs[first] {
+			lo = uintptr(unsafe.Pointer(&own[0])) // moved: the pointers follow
 		}
 		for i := from; i < len(r.ld.Entries); i++ {
 			e := &r.ld.Entries[i]
-			if m := uintptr(unsafe.Pointer(e.Message)); e.Message != nil && len(own) > 0 && m >= lo && m < lo+uintptr(len(own))*size {
+			if m := uintptr(unsafe.Pointer(e.Message)); lo != 0 && e.Message != nil && m >= lo && m < lo+uintptr(len(own))*size {
 				e.Message = &r.scan.msgs[first+int((m-lo)/size)]
 			}
 			if res.ids.add(e.ID) {
@@ -245,4 +248,16 @@ func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msg
 		res.torn = res.torn || p.torn
 	}
 	return nil
+}
+
+// appendInPlace appends b to a. When b already lies right after a in
+// memory (every line of the parts above had its slab item: a clean file)
+// only a's length changes: moving megabytes of a slab with pointers onto
+// themselves is not free (a memmove, and write barriers while the
+// collector runs). Else b is copied down, as append does.
+func appendInPlace[T any](a, b []T) []T {
+	if len(b) > 0 && cap(a) >= len(a)+len(b) && &a[:len(a)+1][len(a)] == &b[0] {
+		return a[:len(a)+len(b)]
+	}
+	return append(a, b...)
 }

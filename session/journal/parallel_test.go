@@ -142,6 +142,39 @@ func TestLineCuts(t *testing.T) {
 	}
 }
 
+// TestAppendInPlace: a slice right after another in memory is joined to
+// it by its length; any other is copied after it (bug made to see it
+// fail: the length changed without the adjacency test, which joins a
+// part across a gap). A copy onto itself would look the same from here:
+// that it is skipped shows in the join's profile, not in a test.
+func TestAppendInPlace(t *testing.T) {
+	slab := []int{1, 2, 3, 4, 5, 0, 0}
+	other := []int{4, 5}
+	tests := []struct {
+		name    string
+		a, b    []int
+		want    []int
+		inPlace bool
+	}{
+		{"right after", slab[:3], slab[3:5], []int{1, 2, 3, 4, 5}, true},
+		{"a gap between", slab[:2], slab[3:5], []int{1, 2, 4, 5}, false},
+		{"elsewhere", slab[:3:3], other, []int{1, 2, 3, 4, 5}, false},
+		{"nothing to add", slab[:3], nil, []int{1, 2, 3}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			copy(slab, []int{1, 2, 3, 4, 5, 0, 0}) // as it was, for each case
+			got := appendInPlace(tt.a, tt.b)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("got %v, want %v", got, tt.want)
+			}
+			if in := len(tt.b) > 0 && &got[len(tt.a)] == &tt.b[0]; in != tt.inPlace {
+				t.Fatalf("joined in place: %v, want %v", in, tt.inPlace)
+			}
+		})
+	}
+}
+
 // onlyReadAt hides all but ReadAt of a file: its size is unknown.
 type onlyReadAt struct{ f *os.File }
 
