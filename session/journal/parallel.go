@@ -20,11 +20,13 @@ import (
 // into its own region of the slabs readJournal sized by the line count
 // (one entry and at most one slab message per line), and the parts are
 // then joined in file order. What depends on order is done in the join, in
-// order: the ids' set (and so duplicate ids), the warnings, the entries'
-// indexes. A part's first entry cannot share its parent id with the entry
-// above (another part read it): it keeps a copy, equal as a string. A
-// version 1 file chains entries by position as it reads them, so it is
-// read in one pass.
+// order: the warnings, the entries' indexes. The ids go into the id set
+// as each reader reads them, all at once (idSet.addShared): a set, and
+// whether any id came twice, do not depend on the order they came in. A
+// part's first entry cannot share its parent id with the entry above
+// (another part read it): it keeps a copy, equal as a string. A version 1
+// file chains entries by position as it reads them, so it is read in one
+// pass.
 
 // minPart is the least a part is worth a goroutine for: below it the
 // join and the goroutine cost about what the part saves.
@@ -152,7 +154,7 @@ type part struct {
 // entries and msgs (each sized lines) from its first line to the next
 // cut's; the last part reads to the end of the file. The reader of the
 // first part must read no further than cuts[0] (see readJournal).
-func readParts(ra io.ReaderAt, path string, cuts []cut, lines int, entries []Entry, msgs []llm.Message) (parts []part, wait func()) {
+func readParts(ra io.ReaderAt, path string, cuts []cut, lines int, entries []Entry, msgs []llm.Message, ids *idSet) (parts []part, wait func()) {
 	parts = make([]part, len(cuts))
 	var wg sync.WaitGroup
 	for k, c := range cuts {
@@ -167,17 +169,18 @@ func readParts(ra io.ReaderAt, path string, cuts []cut, lines int, entries []Ent
 		lo := c.line - 2
 		p.r.ld = &Loaded{Entries: entries[lo:lo:end]}
 		p.r.scan.msgs = msgs[lo:lo:end]
+		p.r.shared = new(sharedAdds)
 		wg.Go(func() {
-			p.torn, p.err = p.r.readLines(io.NewSectionReader(ra, c.off, size), path, c.line-1)
+			p.torn, p.err = p.r.readLines(io.NewSectionReader(ra, c.off, size), path, c.line-1, ids)
 		})
 	}
 	return parts, wg.Wait
 }
 
 // readLines reads the entry lines of rd, the first of them line n+1,
-// without an id set (join adds the ids, in order). It reports whether the
-// last line had no "\n".
-func (r *journalReader) readLines(rd io.Reader, path string, n int) (torn bool, err error) {
+// adding their ids to ids beside the other parts (r.shared). It reports
+// whether the last line had no "\n".
+func (r *journalReader) readLines(rd io.Reader, path string, n int, ids *idSet) (torn bool, err error) {
 	br := bufio.NewReaderSize(rd, 64<<10)
 	var long []byte
 	for {
@@ -195,14 +198,15 @@ func (r *journalReader) readLines(rd io.Reader, path string, n int) (torn bool, 
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		r.entry(n, line, complete, nil)
+		r.entry(n, line, complete, ids)
 	}
 }
 
 // join appends the parts, read into the regions after r's, to what r
 // read: entries and messages move down over the regions' unused slots,
-// each moved entry's message pointer follows its message, and the ids
-// are added in file order. entries and msgs are the whole slabs.
+// each moved entry's message pointer follows its message, and the id
+// set takes each reader's count and other ids. entries and msgs are the
+// whole slabs.
 func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msgs []llm.Message) error {
 	for k := range parts {
 		if err := parts[k].err; err != nil {
@@ -233,9 +237,6 @@ func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msg
 			if m := uintptr(unsafe.Pointer(e.Message)); lo != 0 && e.Message != nil && m >= lo && m < lo+uintptr(len(own))*size {
 				e.Message = &r.scan.msgs[first+int((m-lo)/size)]
 			}
-			if res.ids.add(e.ID) {
-				r.dupIDs = true
-			}
 		}
 		for i, f := range p.r.fields {
 			if r.fields == nil {
@@ -246,6 +247,14 @@ func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msg
 		r.ld.Warnings = append(r.ld.Warnings, p.r.ld.Warnings...)
 		r.skipped = r.skipped || p.r.skipped
 		res.torn = res.torn || p.torn
+	}
+	adds := []*sharedAdds{r.shared}
+	for k := range parts {
+		adds = append(adds, parts[k].r.shared)
+	}
+	r.shared = nil // the read is over: any later add is add's
+	if res.ids.merge(adds...) {
+		r.dupIDs = true
 	}
 	return nil
 }
