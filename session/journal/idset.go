@@ -1,5 +1,7 @@
 package journal
 
+import "sync/atomic"
+
 // idSet holds the entry ids of a file, so that a new one never collides
 // (newEntryID). Nearly every id is pi's form, 8 lowercase hex characters:
 // those are kept as 32-bit numbers in an open-addressed table, 4 bytes
@@ -45,6 +47,67 @@ func (s *idSet) add(id string) (dup bool) {
 	s.table[i] = v + 1
 	s.n++
 	return false
+}
+
+// sharedAdds adds ids to a set from several goroutines at once (the
+// parts of a file read on every core, parallel.go): the table's slots are
+// claimed by compare-and-swap, so two readers adding the same id find it
+// once each way, and the rest is the reader's own until merge. Which id of
+// a probe cluster lands in which slot depends on the order, not the set.
+type sharedAdds struct {
+	n     int                 // the ids it put in the table
+	other map[string]struct{} // its ids not of pi's form
+	dup   bool                // an id it added was already in the set
+}
+
+// addShared puts id in s as add does, safe beside other goroutines'
+// addShared on the same set while nothing else uses it. The table must
+// have room for every id added (newIDSet sized for them): it is not
+// grown. Its count and other ids are in a, for merge.
+func (s *idSet) addShared(a *sharedAdds, id string) {
+	v, ok := hexID(id)
+	if !ok {
+		if a.other == nil {
+			a.other = map[string]struct{}{}
+		}
+		_, dup := a.other[id]
+		a.other[id] = struct{}{}
+		a.dup = a.dup || dup
+		return
+	}
+	mask := len(s.table) - 1
+	for i := int(v*0x9e3779b1) & mask; ; {
+		switch atomic.LoadUint32(&s.table[i]) {
+		case v + 1:
+			a.dup = true
+			return
+		case 0:
+			if atomic.CompareAndSwapUint32(&s.table[i], 0, v+1) {
+				a.n++
+				return
+			}
+			continue // another reader took the slot: look at what it put
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// merge adds to s what the shared adds in as put aside, in order, once
+// no goroutine adds any more; it reports whether any id was added twice.
+func (s *idSet) merge(as ...*sharedAdds) (dup bool) {
+	for _, a := range as {
+		s.n += a.n
+		dup = dup || a.dup
+		for id := range a.other {
+			if s.other == nil {
+				s.other = map[string]struct{}{}
+			}
+			_, seen := s.other[id]
+			dup = dup || seen
+			s.other[id] = struct{}{}
+		}
+	}
+	return dup
 }
 
 // has reports whether id is in the set.

@@ -163,6 +163,7 @@ type journalReader struct {
 	legacy  bool                 // version 1: entries have no ids
 	skipped bool                 // a corrupt line was skipped
 	dupIDs  bool                 // two entries have the same id (see chain)
+	shared  *sharedAdds          // while parts are read: this reader's adds to the id set
 	scan    scanner              // one for every line: it keeps its buffer and names
 }
 
@@ -198,9 +199,10 @@ func readJournalIn(rd io.Reader, path string, most int, least int64) (*readResul
 	}
 	if len(cuts) > 0 {
 		// The first part only, unless the file turns out not to be
-		// read in parts (see the header below).
+		// read in parts (see the header below). Its header line has no
+		// entry, hence the region one short of its lines (readParts).
 		rd = io.NewSectionReader(ra, 0, cuts[0].off)
-		r.ld.Entries, r.scan.msgs = entries[:0:cuts[0].line-1], msgs[:0:cuts[0].line-1]
+		r.ld.Entries, r.scan.msgs = entries[:0:cuts[0].line-2], msgs[:0:cuts[0].line-2]
 	}
 	br := bufio.NewReaderSize(rd, 64<<10)
 	var parts []part
@@ -239,7 +241,8 @@ func readJournalIn(rd io.Reader, path string, most int, least int64) (*readResul
 			}
 			header = true
 			if len(cuts) > 0 && !r.legacy {
-				parts, wait = readParts(ra, path, cuts, lines, entries, msgs)
+				r.shared = new(sharedAdds)
+				parts, wait = readParts(ra, path, cuts, lines, entries, msgs, res.ids)
 			}
 			continue
 		}
@@ -357,7 +360,11 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids *idSet) {
 	if f.Summary != "" || f.TokensBefore != 0 || f.Provider != "" || f.ModelID != "" || f.Message != nil || f.Decision != nil {
 		e.details = &Details{Summary: f.Summary, TokensBefore: f.TokensBefore, Provider: f.Provider, ModelID: f.ModelID, PiMessage: f.Message, Decision: f.Decision}
 	}
-	if ids != nil && ids.add(e.ID) {
+	switch {
+	case ids == nil:
+	case r.shared != nil:
+		ids.addShared(r.shared, e.ID) // beside the other parts' readers
+	case ids.add(e.ID):
 		r.dupIDs = true
 	}
 	r.ld.Entries = append(r.ld.Entries, e)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sync"
 	"unsafe"
 
@@ -19,11 +20,13 @@ import (
 // into its own region of the slabs readJournal sized by the line count
 // (one entry and at most one slab message per line), and the parts are
 // then joined in file order. What depends on order is done in the join, in
-// order: the ids' set (and so duplicate ids), the warnings, the entries'
-// indexes. A part's first entry cannot share its parent id with the entry
-// above (another part read it): it keeps a copy, equal as a string. A
-// version 1 file chains entries by position as it reads them, so it is
-// read in one pass.
+// order: the warnings, the entries' indexes. The ids go into the id set
+// as each reader reads them, all at once (idSet.addShared): a set, and
+// whether any id came twice, do not depend on the order they came in. A
+// part's first entry cannot share its parent id with the entry above
+// (another part read it): it keeps a copy, equal as a string. A version 1
+// file chains entries by position as it reads them, so it is read in one
+// pass.
 
 // minPart is the least a part is worth a goroutine for: below it the
 // join and the goroutine cost about what the part saves.
@@ -40,50 +43,104 @@ type cut struct {
 // bound on its entries, so that the read can size what it fills (0 when
 // it cannot tell). It also finds where to cut it into up to parts pieces
 // of about equal size, none under least bytes, each starting a line: the
-// cuts after the first piece, in order.
+// cuts after the first piece, in order. The cuts are found first, from
+// the size alone, so that each piece's lines are counted on a core of its
+// own: counting them in one pass was a tenth of a 50k-message load, all
+// of it before any part could start.
 func lineCuts(ra io.ReaderAt, parts int, least int64) (lines int, cuts []cut) {
-	const block = 64 << 10
-	buf := make([]byte, block)
-	var before []int // newlines before each block
-	n := 0
-	size := int64(0)
-	for {
-		k, err := ra.ReadAt(buf, size)
-		before = append(before, n)
-		n += bytes.Count(buf[:k], []byte{'\n'})
-		size += int64(k)
-		if err != nil {
-			if err != io.EOF {
-				return 0, nil
-			}
-			break
-		}
+	size, ok := sizeOf(ra)
+	if !ok {
+		parts = 1 // no size to cut by: one count to the end
 	}
-	lines = n + 1 // a last line without "\n"
 	parts = min(parts, int(size/max(least, 1)))
+	buf := make([]byte, lineBlock)
+	var offs []int64
 	for p := 1; p < parts; p++ {
 		target := size * int64(p) / int64(parts)
-		start := target / block * block
-		k, err := ra.ReadAt(buf, start)
+		k, err := ra.ReadAt(buf, target)
 		if err != nil && err != io.EOF {
-			return lines, cuts
+			return 0, nil
 		}
-		at := int(target - start)
-		if at >= k {
-			break // the file shrank
-		}
-		i := bytes.IndexByte(buf[at:k], '\n')
+		i := bytes.IndexByte(buf[:k], '\n')
 		if i < 0 {
-			continue // a line past this block: the next cut may find its end
+			continue // a line past this block (or the file shrank): the next cut may find its end
 		}
 		off := target + int64(i) + 1
-		if off >= size || len(cuts) > 0 && off <= cuts[len(cuts)-1].off {
+		if off >= size || len(offs) > 0 && off <= offs[len(offs)-1] {
 			continue
 		}
-		line := before[start/block] + bytes.Count(buf[:at+i+1], []byte{'\n'}) + 1
-		cuts = append(cuts, cut{off: off, line: line})
+		offs = append(offs, off)
 	}
-	return lines, cuts
+	// Piece k is [offs[k-1], offs[k]); the last one reads to the end,
+	// whatever the size said.
+	counts := make([]int, len(offs)+1)
+	errs := make([]error, len(offs)+1)
+	count := func(k int, buf []byte) {
+		from, to := int64(0), int64(-1)
+		if k > 0 {
+			from = offs[k-1]
+		}
+		if k < len(offs) {
+			to = offs[k]
+		}
+		counts[k], errs[k] = countLines(ra, from, to, buf)
+	}
+	var wg sync.WaitGroup
+	for k := 1; k <= len(offs); k++ {
+		wg.Go(func() { count(k, make([]byte, lineBlock)) })
+	}
+	count(0, buf)
+	wg.Wait()
+	n := 0
+	for k := range counts {
+		if errs[k] != nil {
+			return 0, nil
+		}
+		n += counts[k]
+		if k < len(offs) {
+			cuts = append(cuts, cut{off: offs[k], line: n + 1})
+		}
+	}
+	return n + 1, cuts // + 1: a last line without "\n"
+}
+
+// lineBlock is how much of a file lineCuts reads at a time.
+const lineBlock = 64 << 10
+
+// sizeOf returns the size of ra when it can tell it (a file, a
+// bytes.Reader, a section).
+func sizeOf(ra io.ReaderAt) (int64, bool) {
+	switch v := ra.(type) {
+	case interface{ Size() int64 }:
+		return v.Size(), true
+	case interface{ Stat() (fs.FileInfo, error) }:
+		if st, err := v.Stat(); err == nil {
+			return st.Size(), true
+		}
+	}
+	return 0, false
+}
+
+// countLines counts the newlines of ra from byte from up to byte to (to
+// the end when to < 0), reading into buf.
+func countLines(ra io.ReaderAt, from, to int64, buf []byte) (int, error) {
+	n := 0
+	for to < 0 || from < to {
+		b := buf
+		if to >= 0 {
+			b = b[:min(int64(len(b)), to-from)]
+		}
+		k, err := ra.ReadAt(b, from)
+		n += bytes.Count(b[:k], []byte{'\n'})
+		from += int64(k)
+		if err == io.EOF {
+			return n, nil // the file shrank, or the end
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // part is one piece of a file after the first, read by its own reader.
@@ -97,29 +154,33 @@ type part struct {
 // entries and msgs (each sized lines) from its first line to the next
 // cut's; the last part reads to the end of the file. The reader of the
 // first part must read no further than cuts[0] (see readJournal).
-func readParts(ra io.ReaderAt, path string, cuts []cut, lines int, entries []Entry, msgs []llm.Message) (parts []part, wait func()) {
+func readParts(ra io.ReaderAt, path string, cuts []cut, lines int, entries []Entry, msgs []llm.Message, ids *idSet) (parts []part, wait func()) {
 	parts = make([]part, len(cuts))
 	var wg sync.WaitGroup
 	for k, c := range cuts {
 		end, size := lines, int64(1<<62) // the last part: to the end
 		if k+1 < len(cuts) {
-			end, size = cuts[k+1].line-1, cuts[k+1].off-c.off
+			end, size = cuts[k+1].line-2, cuts[k+1].off-c.off
 		}
 		p := &parts[k]
-		lo := c.line - 1
+		// The entry of line n is at most the (n-1)th: the header's line
+		// above has none. So a file of an entry on every line fills the
+		// regions end to end and the join moves nothing.
+		lo := c.line - 2
 		p.r.ld = &Loaded{Entries: entries[lo:lo:end]}
 		p.r.scan.msgs = msgs[lo:lo:end]
+		p.r.shared = new(sharedAdds)
 		wg.Go(func() {
-			p.torn, p.err = p.r.readLines(io.NewSectionReader(ra, c.off, size), path, c.line-1)
+			p.torn, p.err = p.r.readLines(io.NewSectionReader(ra, c.off, size), path, c.line-1, ids)
 		})
 	}
 	return parts, wg.Wait
 }
 
 // readLines reads the entry lines of rd, the first of them line n+1,
-// without an id set (join adds the ids, in order). It reports whether the
-// last line had no "\n".
-func (r *journalReader) readLines(rd io.Reader, path string, n int) (torn bool, err error) {
+// adding their ids to ids beside the other parts (r.shared). It reports
+// whether the last line had no "\n".
+func (r *journalReader) readLines(rd io.Reader, path string, n int, ids *idSet) (torn bool, err error) {
 	br := bufio.NewReaderSize(rd, 64<<10)
 	var long []byte
 	for {
@@ -137,14 +198,15 @@ func (r *journalReader) readLines(rd io.Reader, path string, n int) (torn bool, 
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		r.entry(n, line, complete, nil)
+		r.entry(n, line, complete, ids)
 	}
 }
 
 // join appends the parts, read into the regions after r's, to what r
 // read: entries and messages move down over the regions' unused slots,
-// each moved entry's message pointer follows its message, and the ids
-// are added in file order. entries and msgs are the whole slabs.
+// each moved entry's message pointer follows its message, and the id
+// set takes each reader's count and other ids. entries and msgs are the
+// whole slabs.
 func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msgs []llm.Message) error {
 	for k := range parts {
 		if err := parts[k].err; err != nil {
@@ -162,21 +224,18 @@ func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msg
 	for k := range parts {
 		p := &parts[k]
 		from := len(r.ld.Entries)
-		r.ld.Entries = append(r.ld.Entries, p.r.ld.Entries...)
+		r.ld.Entries = appendInPlace(r.ld.Entries, p.r.ld.Entries)
 		first := len(r.scan.msgs)
 		own := p.r.scan.msgs
-		r.scan.msgs = append(r.scan.msgs, own...)
+		r.scan.msgs = appendInPlace(r.scan.msgs, own)
 		var lo uintptr
-		if len(own) > 0 {
-			lo = uintptr(unsafe.Pointer(&own[0]))
+		if len(own) > 0 && &own[0] != &r.scan.msgs[first] {
+			lo = uintptr(unsafe.Pointer(&own[0])) // moved: the pointers follow
 		}
 		for i := from; i < len(r.ld.Entries); i++ {
 			e := &r.ld.Entries[i]
-			if m := uintptr(unsafe.Pointer(e.Message)); e.Message != nil && len(own) > 0 && m >= lo && m < lo+uintptr(len(own))*size {
+			if m := uintptr(unsafe.Pointer(e.Message)); lo != 0 && e.Message != nil && m >= lo && m < lo+uintptr(len(own))*size {
 				e.Message = &r.scan.msgs[first+int((m-lo)/size)]
-			}
-			if res.ids.add(e.ID) {
-				r.dupIDs = true
 			}
 		}
 		for i, f := range p.r.fields {
@@ -189,5 +248,25 @@ func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msg
 		r.skipped = r.skipped || p.r.skipped
 		res.torn = res.torn || p.torn
 	}
+	adds := []*sharedAdds{r.shared}
+	for k := range parts {
+		adds = append(adds, parts[k].r.shared)
+	}
+	r.shared = nil // the read is over: any later add is add's
+	if res.ids.merge(adds...) {
+		r.dupIDs = true
+	}
 	return nil
+}
+
+// appendInPlace appends b to a. When b already lies right after a in
+// memory (every line of the parts above had its slab item: a clean file)
+// only a's length changes: moving megabytes of a slab with pointers onto
+// themselves is not free (a memmove, and write barriers while the
+// collector runs). Else b is copied down, as append does.
+func appendInPlace[T any](a, b []T) []T {
+	if len(b) > 0 && cap(a) >= len(a)+len(b) && &a[:len(a)+1][len(a)] == &b[0] {
+		return a[:len(a)+len(b)]
+	}
+	return append(a, b...)
 }

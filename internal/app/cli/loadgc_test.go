@@ -1,11 +1,17 @@
 package cli
 
 import (
+	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"testing"
+
+	"github.com/rally-agent/rally/llm"
+	"github.com/rally-agent/rally/session"
+	"github.com/rally-agent/rally/session/journal"
+	"github.com/rally-agent/rally/settings"
 )
 
 // TestPauseGC: a load runs with the collector off under a limit the file's
@@ -61,5 +67,36 @@ func TestPauseGC(t *testing.T) {
 				t.Errorf("GC percent after the load %d, want 100", got)
 			}
 		})
+	}
+}
+
+// TestResumeKeepsNoEntries: a resumed session gets the file's context and
+// not its entries, which nothing after start-up reads (bug made to see it
+// fail: the entries left in Config.Resume).
+func TestResumeKeepsNoEntries(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	j, err := journal.Create(dir, "/p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"one", "two"} {
+		if _, err := j.AppendMessage(llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(text)}, Timestamp: 1}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e := &runEnv{st: &settings.Settings{}}
+	var cfg session.Config
+	if err := e.openJournal(&runFlags{file: j.Path()}, home, "/p", &cfg, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	defer e.close()
+	switch r := cfg.Resume; {
+	case r == nil || len(r.Messages) != 2 || len(r.IDs) != 2 || r.Messages[1].TextOf() != "two":
+		t.Fatalf("resumed %+v, want the two messages and their ids", r)
+	case r.Entries != nil:
+		t.Errorf("the resume keeps %d entries", len(r.Entries))
 	}
 }

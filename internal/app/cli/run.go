@@ -431,6 +431,11 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config,
 				return &exitError{2, err}
 			default:
 				j = jj
+				// The session keeps the context, its ids, the name and the
+				// warnings; the entries (5 MB of a 50k-message file) would
+				// live as long as it for nothing: get_entries, get_tree and
+				// forks read the file again.
+				loaded.Entries = nil
 				cfg.Resume = loaded
 			}
 		} else if !errors.Is(err, os.ErrNotExist) {
