@@ -92,6 +92,29 @@ func Merge(files ...*File) (*Settings, []Warning, error) {
 	if len(errs) > 0 {
 		return nil, warns, errors.Join(errs...)
 	}
+	s, err := overDefaults(files)
+	if err != nil {
+		return nil, warns, err
+	}
+	s.normalize()
+	if errs := s.check(files); len(errs) > 0 {
+		return nil, warns, errors.Join(errs...)
+	}
+	return s, warns, nil
+}
+
+// overDefaults lays the files' documents over the defaults, through their
+// JSON: a file names only what it changes, at any depth. With no document
+// to lay (no settings file, the usual first run and many RPC spawns) the
+// result is the defaults themselves, and the round trip is skipped: it
+// would cost every such start encoding/json's type caches for Settings
+// (about 1.4 ms of CPU, 13 % of an RPC start's samples) to rebuild the
+// value it started from. TestMergeNoFilesIsTheRoundTrip holds the two to
+// the same result.
+func overDefaults(files []*File) (*Settings, error) {
+	if !slices.ContainsFunc(files, func(f *File) bool { return f.doc != nil }) {
+		return Default(), nil
+	}
 	doc := toDoc(Default())
 	for _, f := range files {
 		if f.doc != nil {
@@ -100,13 +123,9 @@ func Merge(files ...*File) (*Settings, []Warning, error) {
 	}
 	s := new(Settings)
 	if err := unmarshalDoc(doc, s); err != nil {
-		return nil, warns, fmt.Errorf("merge settings: %w", err)
+		return nil, fmt.Errorf("merge settings: %w", err)
 	}
-	s.normalize()
-	if errs := s.check(files); len(errs) > 0 {
-		return nil, warns, errors.Join(errs...)
-	}
-	return s, warns, nil
+	return s, nil
 }
 
 // Check validates the file on its own: the schema, then what the schema
