@@ -123,7 +123,14 @@ func TestFleetCooldownAcrossMachines(t *testing.T) {
 	srv := llmtest.NewServer(t, limited, llmtest.Step{Text: "ok"})
 
 	cmdA, _, errA := rallyIn(t, homeA, acmeArgs(srv, "model-a")...)
-	proctest.Wait(t, "A's 429", func() bool { r := srv.Requests(); return len(r) > 0 && r[0].Outcome != "" })
+	// B starts once A's cooldown is in Redis, not once the fake has
+	// answered A: between the two, A still reads the 429 and records it,
+	// and a B started in that gap (a loaded machine) meets no cooldown.
+	cooling := regexp.MustCompile(`(?m)^\s+acme\s+\S+\s+429\s`)
+	proctest.Wait(t, "A's cooldown in Redis", func() bool {
+		out, _, _ := run(t, "", "fleet", "status")
+		return cooling.MatchString(out)
+	})
 	cmdB, outB, errB := rallyIn(t, homeB, acmeArgs(srv, "model-b")...)
 	wait(t, cmdA, errA)
 	wait(t, cmdB, errB)
