@@ -55,6 +55,9 @@ func New(width int, theme Theme) *Renderer {
 // spaces and no blank lines around it.
 func (r *Renderer) Render(src string) string {
 	r.refs = map[string]string{}
+	// Invalid bytes become U+FFFD first: removing a delimiter between two
+	// stray bytes (\xd5_\x8e) must not join them into a new character.
+	src = strings.ToValidUTF8(src, "\uFFFD")
 	doc := parseBlocks(splitLines(src), r.refs)
 	lines := r.blocks(doc, r.width, true)
 	for i := range lines {
