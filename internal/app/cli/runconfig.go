@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 	"fmt"
-	"github.com/rally-agent/rally/auth"
 	"log/slog"
 	"os"
 	"sync/atomic"
 
+	"github.com/rally-agent/rally/auth"
 	"github.com/rally-agent/rally/internal/redact"
 	"github.com/rally-agent/rally/internal/telemetry"
 	"github.com/rally-agent/rally/llm"
