@@ -16,9 +16,7 @@ import (
 // showed it opened twice, once for the backend and once for its first
 // session, and again at every new_session).
 func TestRPCOneLog(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("RALLY_HOME", home+"/.rally")
+	isolate(t) // no key or project settings of the machine's reach the run
 	f := runFlags{noSession: true}
 	s := streams{in: strings.NewReader(""), out: io.Discard, err: io.Discard}
 	rc, err := newRunConfig(s, &f)
@@ -47,19 +45,11 @@ func TestRPCOneLog(t *testing.T) {
 // read it five times, twelve with a key stored), and a later session
 // reads it afresh, so a key added since is redacted too.
 func TestStartReadsAuthOnce(t *testing.T) {
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	t.Setenv("RALLY_HOME", home+"/.rally")
-	for _, k := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "RALLY_API_KEY"} {
-		t.Setenv(k, "")
-	}
+	home := isolate(t)
 	store := func(key string) {
 		t.Helper()
-		if err := os.MkdirAll(home+"/.rally", 0o700); err != nil {
-			t.Fatal(err)
-		}
 		body := `{"providers":{"openai":[{"id":"a","key":"` + key + `"}]}}`
-		if err := os.WriteFile(auth.Path(home+"/.rally"), []byte(body), 0o600); err != nil {
+		if err := os.WriteFile(auth.Path(home), []byte(body), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
