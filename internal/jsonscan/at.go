@@ -9,6 +9,11 @@ package jsonscan
 // They validate exactly as the Scanner does; its Str and Skip are built
 // on them, so there is one rule for each token.
 
+import (
+	"unicode/utf8"
+	"unsafe"
+)
+
 // WS returns the position of the first byte at or after i that is not
 // JSON white space.
 func WS(b []byte, i int) int {
@@ -247,4 +252,33 @@ func IntAt(b []byte, i int) (n, next int) {
 		n = -n
 	}
 	return n, j
+}
+
+// ViewAt is Scanner.View at b[i], after white space: it reads a string or
+// null and returns the position after it, or -1.
+func ViewAt(b []byte, i int, dst *string, buf *[]byte) int {
+	i = WS(b, i)
+	if j := litAt(b, i, "null"); j >= 0 {
+		return j
+	}
+	end, esc := QuotedAt(b, i)
+	if end < 0 {
+		return -1
+	}
+	raw := b[i+1 : end-1]
+	switch {
+	case len(raw) == 0:
+		*dst = ""
+	case !esc && utf8.Valid(raw):
+		*dst = unsafe.String(&raw[0], len(raw))
+	default:
+		start := len(*buf)
+		*buf = appendUnquoted(*buf, raw)
+		if v := (*buf)[start:]; len(v) > 0 {
+			*dst = unsafe.String(&v[0], len(v))
+		} else {
+			*dst = ""
+		}
+	}
+	return end
 }

@@ -42,18 +42,7 @@ func New(b []byte) Scanner { return Scanner{b: b} }
 // encoding/json.
 const maxDepth = 64
 
-func (s *Scanner) ws() {
-	// Providers send compact JSON: nearly every call finds a token at
-	// once, which the first comparison tells.
-	for s.i < len(s.b) && s.b[s.i] <= ' ' {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
+func (s *Scanner) ws() { s.i = WS(s.b, s.i) }
 
 // Pos returns how many bytes have been read.
 func (s *Scanner) Pos() int { return s.i }
@@ -78,15 +67,13 @@ func (s *Scanner) Eat(c byte) bool {
 
 // Null consumes a null literal if one comes next.
 func (s *Scanner) Null() bool {
-	if s.Peek() == 'n' && s.lit("null") {
-		return true
-	}
-	return false
+	s.ws()
+	return s.lit("null")
 }
 
 func (s *Scanner) lit(l string) bool {
-	if len(s.b)-s.i >= len(l) && string(s.b[s.i:s.i+len(l)]) == l {
-		s.i += len(l)
+	if j := litAt(s.b, s.i, l); j >= 0 {
+		s.i = j
 		return true
 	}
 	return false
@@ -381,28 +368,11 @@ func Unquote(raw []byte) string {
 // strings of one value (a view into the old array stays intact when an
 // append moves *buf).
 func (s *Scanner) View(dst *string, buf *[]byte) bool {
-	if s.Null() {
-		return true
-	}
-	raw, esc, ok := s.Str()
-	if !ok {
+	j := ViewAt(s.b, s.i, dst, buf)
+	if j < 0 {
 		return false
 	}
-	if len(raw) == 0 {
-		*dst = ""
-		return true
-	}
-	if !esc && utf8.Valid(raw) {
-		*dst = unsafe.String(&raw[0], len(raw))
-		return true
-	}
-	start := len(*buf)
-	*buf = appendUnquoted(*buf, raw)
-	if v := (*buf)[start:]; len(v) > 0 {
-		*dst = unsafe.String(&v[0], len(v))
-	} else {
-		*dst = ""
-	}
+	s.i = j
 	return true
 }
 

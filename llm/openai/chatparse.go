@@ -100,7 +100,7 @@ type chatParser struct {
 	// words it repeats from the partial answer are cut (continue.go).
 	seam *seam
 	// c is every chunk's decoding, reused, and chunks its decoder, which
-	// keeps the scratch of its text views (fastChunkView) and the bytes
+	// keeps the scratch of its text views (jsonscan.ViewAt) and the bytes
 	// the chunks repeat: a text delta allocates nothing here.
 	c      chunk
 	chunks chunkDecoder

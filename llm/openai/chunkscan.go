@@ -2,8 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"unicode/utf8"
-	"unsafe"
 
 	"github.com/rally-agent/rally/internal/jsonscan"
 )
@@ -94,7 +92,7 @@ func (d *chunkDecoder) resume(data []byte, c *chunk) bool {
 	c.Choices = c.Choices[:1]
 	ch := &c.Choices[0]
 	clearChoice(ch, r.index)
-	end := textAt(data, r.at-1, &ch.Delta.Content, &d.buf)
+	end := jsonscan.ViewAt(data, r.at-1, &ch.Delta.Content, &d.buf)
 	if end < 0 {
 		return false
 	}
@@ -389,7 +387,7 @@ func deltaFields(b []byte, i int, d *delta, buf *[]byte, seen uint32, rec *repea
 			if note {
 				rec.at = j + 1
 			}
-			if j = textAt(b, j, dst, buf); note {
+			if j = jsonscan.ViewAt(b, j, dst, buf); note {
 				rec.end = j
 			}
 		case bit == 32:
@@ -405,33 +403,4 @@ func deltaFields(b []byte, i int, d *delta, buf *[]byte, seen uint32, rec *repea
 			return i
 		}
 	}
-}
-
-// textAt reads streamed text, a string or null, as a view (Scanner.View):
-// of b when the string has no escapes and is valid UTF-8, else of its
-// decoded form appended to *buf.
-func textAt(b []byte, i int, dst *string, buf *[]byte) int {
-	if j := jsonscan.NullAt(b, i); j >= 0 {
-		return j
-	}
-	end, esc := jsonscan.QuotedAt(b, i)
-	if end < 0 {
-		return -1
-	}
-	raw := b[i+1 : end-1]
-	switch {
-	case len(raw) == 0:
-		*dst = ""
-	case !esc && utf8.Valid(raw):
-		*dst = unsafe.String(&raw[0], len(raw))
-	default:
-		start := len(*buf)
-		*buf = jsonscan.AppendUnquoted(*buf, raw)
-		if v := (*buf)[start:]; len(v) > 0 {
-			*dst = unsafe.String(&v[0], len(v))
-		} else {
-			*dst = ""
-		}
-	}
-	return end
 }

@@ -44,3 +44,29 @@ func TestTextDeltaParsingAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestChunkDecoderResumes: after a stream's first text chunk the decoder
+// keeps the bytes up to its content (the prefix it resumes after) and the
+// bytes after it (the suffix a chunk that repeats them ends on): without
+// this, a decoder that never resumed would pass every test that compares
+// its results with a whole read.
+func TestChunkDecoderResumes(t *testing.T) {
+	for _, bc := range benchChunks {
+		t.Run(bc.name, func(t *testing.T) {
+			var d chunkDecoder
+			for i, word := range []string{"one", "two", "three"} {
+				in := strings.NewReplacer("WORD", word, "OBFUS", strings.Repeat("x", i+1)).Replace(bc.data)
+				var c chunk
+				if !d.decode([]byte(in), &c) || len(c.Choices) != 1 || c.Choices[0].Delta.Content != word {
+					t.Fatalf("chunk %d: %+v", i, c)
+				}
+			}
+			if !strings.HasSuffix(string(d.prefix), `"content":"`) {
+				t.Errorf("prefix %q, want the bytes up to the content", d.prefix)
+			}
+			if !strings.HasPrefix(string(d.suffix), `},"logprobs":null`) {
+				t.Errorf("suffix %q, want the bytes after the content", d.suffix)
+			}
+		})
+	}
+}

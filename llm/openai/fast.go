@@ -14,23 +14,6 @@ type scan struct {
 // The fast decoders fill the same structs encoding/json would, for the
 // events that carry deltas; see scan for why and how they stay exact.
 
-// fastChunk decodes a chat.completion.chunk into c, or reports false for
-// input it leaves to encoding/json (any usage object, an error, reasoning
-// details, anything unusual). Its text is views of data (see scan).
-func fastChunk(data []byte, c *chunk) bool {
-	var buf []byte
-	return fastChunkView(data, c, &buf)
-}
-
-// fastChunkView is fastChunk with the streamed text read as views of data
-// or of *buf (see scan), for a parser that hands it to the llm.Builder,
-// which copies it, before it reads the next event. It empties *buf first.
-// The decoding is chunkAt's; tool-call deltas are read by toolDelta.
-func fastChunkView(data []byte, c *chunk, buf *[]byte) bool {
-	*buf = (*buf)[:0]
-	return chunkAt(data, c, buf, nil)
-}
-
 func (s *scan) toolDelta(t *toolDelta) bool {
 	var seen uint32
 	return s.Fields(func(k []byte) bool {
