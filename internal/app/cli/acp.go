@@ -33,6 +33,9 @@ func runACP(cmd *cobra.Command, s streams, f *runFlags, args []string) error {
 		return err
 	}
 	defer rc.close()
+	// An ACP session starts when the editor asks, maybe hours from now:
+	// each reads auth.json then, not as start-up read it.
+	rc.takeAuth()
 	st, home := rc.st, rc.home
 	log, closeLog := newLogger(home, s.err, f.verbose)
 	defer closeLog()

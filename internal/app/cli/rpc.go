@@ -101,11 +101,13 @@ type rpcBackend struct {
 func newRPCBackend(ctx context.Context, s streams, f runFlags, rc *runConfig) (*rpcBackend, error) {
 	closeLog := func() {}
 	if rc.log == nil {
-		rc.log, closeLog = newLogger(rc.home, s.err, f.verbose)
+		var closeOwn func()
+		rc.log, closeOwn = newLogger(rc.home, s.err, f.verbose)
+		closeLog = func() { closeOwn(); rc.log = nil }
 	}
 	env, err := newRunEnv(ctx, s, &f, rc)
 	if err != nil {
-		closeLog()
+		closeLog() // rc no longer names a closed logger
 		return nil, err
 	}
 	return &rpcBackend{s: s, f: f, home: rc.home, log: rc.log, env: env, closeLog: closeLog, rc: rc}, nil

@@ -240,9 +240,9 @@ type runEnv struct {
 	st   *settings.Settings
 	home string
 	log  *slog.Logger
-	// keys are the secrets the run redacts (runSecrets), read once for
-	// the tools, the journal, the unclassified log and the RPC output:
-	// one read of auth.json per session rather than one for each.
+	// keys are the secrets the run redacts (runSecrets), worked out once
+	// for the tools, the journal, the unclassified log and the RPC output
+	// rather than once for each.
 	keys []string
 }
 
@@ -275,7 +275,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 		maxTurns = f.maxTurns
 	}
 	environ := os.Environ()
-	authFile := rc.takeAuth() // nil but for the first session of a run that chose its provider from auth.json
+	authFile := rc.takeAuth() // nil but for the first session of a run whose start-up read auth.json
 	var names map[string]bool
 	var keys []string
 	if authFile != nil {
@@ -418,8 +418,8 @@ func (e *runEnv) openJournal(f *runFlags, home, cwd string, cfg *session.Config,
 	}
 	var j *journal.Journal
 	if path != "" {
-		if _, err := os.Stat(path); err == nil {
-			restore := pauseGC(path)
+		if fi, err := os.Stat(path); err == nil {
+			restore := pauseGC(fi.Size())
 			jj, loaded, err := journal.Open(path)
 			restore()
 			switch {
