@@ -57,13 +57,15 @@ func (s *idSet) add(id string) (dup bool) {
 type sharedAdds struct {
 	n     int                 // the ids it put in the table
 	other map[string]struct{} // its ids not of pi's form
+	over  []string            // its ids the full table had no slot for
 	dup   bool                // an id it added was already in the set
 }
 
 // addShared puts id in s as add does, safe beside other goroutines'
-// addShared on the same set while nothing else uses it. The table must
-// have room for every id added (newIDSet sized for them): it is not
-// grown. Its count and other ids are in a, for merge.
+// addShared on the same set while nothing else uses it. The table is not
+// grown: newIDSet sized it for the lines counted, and an id it has no
+// slot for (a file that grew while it was read) waits in a.over for merge,
+// which grows it. Its count and other ids are in a, for merge.
 func (s *idSet) addShared(a *sharedAdds, id string) {
 	v, ok := hexID(id)
 	if !ok {
@@ -76,7 +78,11 @@ func (s *idSet) addShared(a *sharedAdds, id string) {
 		return
 	}
 	mask := len(s.table) - 1
-	for i := int(v*0x9e3779b1) & mask; ; {
+	for i, steps := int(v*0x9e3779b1)&mask, 0; ; steps++ {
+		if steps == len(s.table) { // every slot taken
+			a.over = append(a.over, id)
+			return
+		}
 		switch atomic.LoadUint32(&s.table[i]) {
 		case v + 1:
 			a.dup = true
@@ -95,16 +101,16 @@ func (s *idSet) addShared(a *sharedAdds, id string) {
 // merge adds to s what the shared adds in as put aside, in order, once
 // no goroutine adds any more; it reports whether any id was added twice.
 func (s *idSet) merge(as ...*sharedAdds) (dup bool) {
-	for _, a := range as {
+	for _, a := range as { // the table's count first: add grows by it
 		s.n += a.n
 		dup = dup || a.dup
+	}
+	for _, a := range as {
 		for id := range a.other {
-			if s.other == nil {
-				s.other = map[string]struct{}{}
-			}
-			_, seen := s.other[id]
-			dup = dup || seen
-			s.other[id] = struct{}{}
+			dup = s.add(id) || dup
+		}
+		for _, id := range a.over {
+			dup = s.add(id) || dup
 		}
 	}
 	return dup

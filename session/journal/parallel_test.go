@@ -211,6 +211,9 @@ func TestAddShared(t *testing.T) {
 		{"the same hex id in two", [][]string{{"00000001", "00000002"}, {"00000002", "00000003"}}, true},
 		{"the same other id in two", [][]string{{"x-1"}, {"x-1"}}, true},
 		{"twice in one", [][]string{{"00000001", "00000001"}, {}}, true},
+		// A file that grew while it was read: more ids than the table
+		// sized for 8 has slots (it once probed a full table forever).
+		{"more than the table holds", [][]string{hexIDs(0, 20), append(hexIDs(20, 40), "00000003")}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -275,4 +278,13 @@ func FuzzReadInParts(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkParts(t, data) })
+}
+
+// hexIDs are the ids from..to-1 in pi's 8-hex-digit form.
+func hexIDs(from, to int) []string {
+	var ids []string
+	for i := from; i < to; i++ {
+		ids = append(ids, fmt.Sprintf("%08x", i))
+	}
+	return ids
 }
