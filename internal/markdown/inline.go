@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rally-agent/rally/internal/termsafe"
 )
 
 // The inline parser: CommonMark's inline rules for what the UI shows
@@ -408,6 +410,9 @@ func (p *inlineParser) linkAfter(i int, b *bracket) (dest string, end int, ok bo
 		return "", 0, false
 	}
 	label := s[b.pos:i]
+	if len(label) > 999 { // CommonMark's longest label: a longer one, at every ], was quadratic
+		return "", 0, false
+	}
 	end = i + 1
 	if i+1 < len(s) && s[i+1] == '[' {
 		if e := linkLabelEnd(s, i+1); e >= 0 {
@@ -549,10 +554,12 @@ func unescape(s string) string {
 }
 
 // entity reads a character reference (&name;, &#123; or &#x7B;) and
-// returns what it stands for and its length, or 0 when s has none.
+// returns what it stands for and its length, or 0 when s has none. What
+// it stands for goes through termsafe as the raw text did: &#27; must not
+// bring back the ESC that cleaning took out of the text.
 func entity(s string) (string, int) {
-	end := strings.IndexByte(s, ';')
-	if end < 2 || end > 33 {
+	end := strings.IndexByte(s[:min(len(s), 34)], ';') // the longest reference; not the whole rest at every &
+	if end < 2 {
 		return "", 0
 	}
 	name := s[1:end]
@@ -576,7 +583,7 @@ func entity(s string) (string, int) {
 		if v == 0 || v > unicode.MaxRune || (v >= 0xD800 && v <= 0xDFFF) {
 			v = utf8.RuneError
 		}
-		return string(rune(v)), end + 1
+		return termsafe.String(string(rune(v))), end + 1
 	}
 	for k := 0; k < len(name); k++ {
 		if !isLetter(name[k]) && !isDigit(name[k]) {
@@ -584,7 +591,7 @@ func entity(s string) (string, int) {
 		}
 	}
 	if v := html.UnescapeString(s[:end+1]); v != s[:end+1] {
-		return v, end + 1
+		return termsafe.String(v), end + 1
 	}
 	return "", 0
 }
@@ -602,14 +609,13 @@ func hexVal(c byte) int {
 // autolink returns the length of the <scheme:address> or <email> s
 // starts with, or 0.
 func autolink(s string) int {
-	end := strings.IndexByte(s, '>')
-	if end < 3 {
+	// The body ends at the first byte it may not hold: searching for '>'
+	// alone read the whole rest of the text at every '<'.
+	end := strings.IndexAny(s[1:], " <>\t\n") + 1
+	if end < 3 || s[end] != '>' {
 		return 0
 	}
 	body := s[1:end]
-	if strings.ContainsAny(body, " <\t\n") {
-		return 0
-	}
 	if c := strings.IndexByte(body, ':'); c >= 2 && c <= 32 && isLetter(body[0]) {
 		ok := true
 		for k := 1; k < c; k++ {

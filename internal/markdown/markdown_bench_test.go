@@ -21,3 +21,24 @@ func BenchmarkRender(b *testing.B) {
 		r.Render(src)
 	}
 }
+
+// BenchmarkRenderHostile renders 20 KB answers built to make a parser
+// rescan the rest of the text at every byte: brackets around a shortcut
+// reference, bare ampersands, unclosed angle brackets. Each must cost
+// about what plain text of its size does (it was 0.68 s, 0.53 s for
+// 200 KB, and growing with the square of the size).
+func BenchmarkRenderHostile(b *testing.B) {
+	for _, tt := range []struct{ name, src string }{
+		{"brackets", "[a]: u\n\n" + strings.Repeat("[", 10000) + strings.Repeat("]", 10000)},
+		{"ampersands", strings.Repeat("&", 20000)},
+		{"angles", strings.Repeat("<a ", 7000)},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			r := New(100, Plain)
+			b.SetBytes(int64(len(tt.src)))
+			for b.Loop() {
+				r.Render(tt.src)
+			}
+		})
+	}
+}

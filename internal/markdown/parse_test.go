@@ -3,6 +3,8 @@ package markdown
 import (
 	"strings"
 	"testing"
+
+	"github.com/rally-agent/rally/internal/termsafe"
 	"unicode"
 )
 
@@ -28,6 +30,10 @@ func TestCommonMark(t *testing.T) {
 		{"no link inside a link", "[a [b](c) d](e)", "[a b (c) d](e)"},
 		{"image", "![alt *text*](u.png)", "[image: alt text] (u.png)"},
 		{"email autolink", "<a@b.test>", "a@b.test"},
+		{"a space ends an autolink", "<a b> <http://x.test>", "<a b> http://x.test"},
+		// termsafe cleaned the raw text; a reference must not undo it.
+		{"a reference to ESC or BEL shows as its picture", "a &#27;]52;c;eA==&#7; b", "a ␛]52;c;eA==␇ b"},
+		{"a reference to a bidi override is not one", "a &#x202E;b &rlm;c", termsafe.String("a \u202Eb \u200Fc")},
 		{"inline HTML is text, no emphasis inside", `a <span title="*x*">b</span>`, `a <span title="*x*">b</span>`},
 		{"HTML block with its last line", "<!-- a\nb -->\n\ntext", "<!-- a\nb -->\n\ntext"},
 		{"HTML block ends at a blank line", "<div>*a*\n*a*\n</div>\n\n*b*", "<div>*a*\n*a*\n</div>\n\nb"},

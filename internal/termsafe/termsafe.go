@@ -62,6 +62,11 @@ func firstUnsafe(s string) int {
 	return -1
 }
 
+// Unsafe reports whether String would replace r: a C0 control but LF and
+// tab, DEL, a C1 control or a bidi control. An editor that drops such
+// runes from what it is given uses it, rather than a rule of its own.
+func Unsafe(r rune) bool { return unsafe(r) }
+
 func unsafe(r rune) bool {
 	switch {
 	case r == '\n' || r == '\t':

@@ -8,6 +8,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/rally-agent/rally/internal/termsafe"
 )
 
 // textEdit is the prompt's multi-line text buffer: the text as runes with
@@ -70,8 +72,9 @@ func (t *textEdit) changed() {
 func (t *textEdit) height() int { return min(max(len(t.layout()), 1), maxEditorRows) }
 
 // clean makes text insertable: CRLF and CR become LF, a tab becomes
-// spaces, other control characters and invalid UTF-8 are dropped, so
-// nothing in the buffer can move the terminal's cursor.
+// spaces, other control characters (bidi controls among them) and invalid
+// UTF-8 are dropped, so nothing in the buffer can move the terminal's
+// cursor or reorder what it shows.
 func clean(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
@@ -85,7 +88,7 @@ func clean(s string) string {
 			b.WriteString(strings.Repeat(" ", tabWidth))
 		case r == '\n':
 			b.WriteRune(r)
-		case unicode.IsControl(r):
+		case termsafe.Unsafe(r): // C0, DEL, C1 and bidi controls: termsafe's rule
 		default:
 			b.WriteRune(r)
 		}
@@ -217,7 +220,10 @@ func (t *textEdit) moveRow(dir int) {
 		c += w
 		p++
 	}
-	t.cur = max(p, s.start)
+	for p > s.start && !t.clusterStart(p) { // a row may end inside a cluster's runes
+		p--
+	}
+	t.cur = p
 	t.changed()
 }
 

@@ -133,6 +133,11 @@ func TestTextEditKeys(t *testing.T) {
 		{"paste at the cursor", "a|d", nil, "bc", "abc|d"},
 		{"paste CRLF and CR", "|", nil, "a\r\nb\rc", "a\nb\nc|"},
 		{"paste tab", "|", nil, "a\tb", "a    b|"},
+		{"paste drops bidi controls", "|", nil, "a\u202eb\u2066c\u200fd", "abcd|"},
+		// Width 10: "abcdefg🇺🇸" is the first row (日 does not fit after it),
+		// the flag's two runes one cluster at its soft break; the goal
+		// column 9 would land between them.
+		{"up stops before a cluster, not inside it", "abcdefg🇺🇸日xxxxxxx|", []string{"up"}, "", "abcdefg|🇺🇸日xxxxxxx"},
 		{"paste drops controls", "|", nil, "a\x1b[31mb\x00", "a[31mb|"},
 		{"paste drops invalid UTF-8", "|", nil, "a\xffb", "ab|"},
 		{"paste wide", "|", nil, "日本語🎉", "日本語🎉|"},
