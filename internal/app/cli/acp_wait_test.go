@@ -37,7 +37,8 @@ func TestACPLoadInterruptedWait(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			home := isolate(t)
-			t.Setenv("TZ", "UTC")
+			tz, loc := childZone(t)
+			t.Setenv("TZ", strings.TrimPrefix(tz, "TZ="))
 			if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(`{"retry":{"waitForReset":{"marginMs":0}}}`), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -62,7 +63,7 @@ func TestACPLoadInterruptedWait(t *testing.T) {
 			}
 			runNode(t, node, filepath.Join(testdata, "acp-wait.mjs"), &res, "ACP_SDK_DIR="+sdkDir, "MODE="+tt.mode,
 				"FILE="+sessionFiles(t, home)[0], "DIR="+dir, "RALLY_ARGS="+string(args), "WANT=the refactor is done", "NEXT=and this is next")
-			want := "a usage-limit wait until " + w.Until.UTC().Format("15:04") + " " + tt.said
+			want := "a usage-limit wait until " + w.Until.In(loc).Format("15:04") + " " + tt.said
 			if res.Note != want || res.Resumed != (tt.flags != nil) {
 				t.Errorf("the load said %q (resumed %v), want %q", res.Note, res.Resumed, want)
 			}

@@ -34,6 +34,7 @@ func TestWaitResumesAfterRestart(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			home := isolate(t)
+			tz, loc := childZone(t)
 			if err := os.WriteFile(filepath.Join(home, "settings.json"), []byte(`{"retry":{"waitForReset":{"marginMs":0}}}`), 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -41,7 +42,7 @@ func TestWaitResumesAfterRestart(t *testing.T) {
 				llmtest.Step{Text: "the refactor is done"}, llmtest.Step{Text: "and this is next"})
 			target := []string{"--api", "openai-completions", "--base-url", srv.URL + "/v1", "--model", "m"}
 			first := exec.Command(os.Args[0], append([]string{"--wait-for-reset", "-p", "refactor it"}, target...)...)
-			first.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1", "TZ=UTC", "RALLY_API_KEY=sk-test-0000000000001234")
+			first.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1", tz, "RALLY_API_KEY=sk-test-0000000000001234")
 			if err := first.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +56,7 @@ func TestWaitResumesAfterRestart(t *testing.T) {
 			first.Wait()
 
 			second := exec.Command(os.Args[0], append(append([]string{"--continue", "-p", "next?"}, tt.flags...), target...)...)
-			second.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1", "TZ=UTC")
+			second.Env = append(os.Environ(), "RALLY_TEST_AS_MAIN=1", tz)
 			var stdout, stderr bytes.Buffer
 			second.Stdout, second.Stderr = &stdout, &stderr
 			if tt.flags == nil {
@@ -66,7 +67,7 @@ func TestWaitResumesAfterRestart(t *testing.T) {
 			if err := second.Run(); err != nil {
 				t.Fatalf("rally --continue: %v\n%s", err, stderr.String())
 			}
-			want := "rally: a usage-limit wait until " + w.Until.UTC().Format("15:04") + " " + tt.said
+			want := "rally: a usage-limit wait until " + w.Until.In(loc).Format("15:04") + " " + tt.said
 			if !strings.Contains(stderr.String(), want) {
 				t.Errorf("stderr %q, want it to say %q", stderr.String(), want)
 			}

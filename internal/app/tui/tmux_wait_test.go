@@ -9,29 +9,36 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rally-agent/rally/internal/zonetest"
 	"github.com/rally-agent/rally/llmtest"
 	"github.com/rally-agent/rally/session/journal"
 )
 
-// waitTZ is the zone the wait tests pin: off UTC by a half hour, so a
-// time shown in the wrong zone cannot pass.
-const waitTZ = "Asia/Kolkata"
+// waitZone is the zone a wait test pins, for rally as TZ and for the test
+// to read the times shown in: one in which the test starts at 09:30, so a
+// reset hours away is on the same day at every hour the test runs (shown
+// as "15:04", never "Dec 3 00:11"). Where 09:30 is within an hour of UTC
+// it starts at 04:30 instead, so a time shown in UTC cannot pass.
+func waitZone(t *testing.T) (env string, loc *time.Location) {
+	now := time.Now()
+	loc = zonetest.At(now, 9*time.Hour+30*time.Minute)
+	if _, off := now.In(loc).Zone(); off > -3600 && off < 3600 {
+		loc = zonetest.At(now, 4*time.Hour+30*time.Minute)
+	}
+	return "TZ=" + zonetest.File(t, loc, now), loc
+}
 
 // resetAt reads the "resumes at HH:MM" of s and checks it against the
-// reset the fake LLM stated at some moment from began to now, in waitTZ.
-func resetAt(t *testing.T, s string, began time.Time, in time.Duration) {
+// reset the fake LLM stated at some moment from began to now, in loc.
+func resetAt(t *testing.T, s string, loc *time.Location, began time.Time, in time.Duration) {
 	t.Helper()
-	loc, err := time.LoadLocation(waitTZ)
-	if err != nil {
-		t.Skipf("no zone %s: %v", waitTZ, err)
-	}
 	m := regexp.MustCompile(`resumes at (\d\d:\d\d)`).FindStringSubmatch(s)
 	if m == nil {
 		t.Fatalf("no reset time shown:\n%s", s)
 	}
 	lo, hi := began.Add(in).In(loc).Format("15:04"), time.Now().Add(in).In(loc).Format("15:04")
 	if m[1] != lo && m[1] != hi {
-		t.Fatalf("resumes at %s, want %s (the reset in %s)", m[1], lo, waitTZ)
+		t.Fatalf("resumes at %s, want %s (the reset in the test's zone)", m[1], lo)
 	}
 }
 
@@ -43,14 +50,15 @@ func resetAt(t *testing.T, s string, began time.Time, in time.Duration) {
 func TestTmuxResetCountdown(t *testing.T) {
 	in := 2*time.Hour + 13*time.Minute
 	srv := llmtest.NewServer(t, llmtest.Step{Error: llmtest.UsageLimit, ResetIn: in}, llmtest.Step{Text: "too early"})
+	tz, loc := waitZone(t)
 	began := time.Now()
-	p := startRallyEnv(t, t.TempDir(), []string{"TZ=" + waitTZ}, srv, 100, 24,
+	p := startRallyEnv(t, t.TempDir(), []string{tz}, srv, 100, 24,
 		`{"retry":{"waitForReset":{"enabled":true,"marginMs":0}}}`, "Refactor it")
 	s := p.waitText("(in 2h 13m) · esc to cancel")
 	if !regexp.MustCompile(`usage limit · resumes at \d\d:\d\d \(in 2h 13m\) · esc to cancel`).MatchString(s) {
 		t.Fatalf("no reset loader:\n%s", s)
 	}
-	resetAt(t, s, began, in)
+	resetAt(t, s, loc, began, in)
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if last := lines[len(lines)-1]; !regexp.MustCompile(`resumes at \d\d:\d\d \(in 2h 13m\)`).MatchString(last) {
 		t.Fatalf("the status line %q does not keep the wait:\n%s", last, s)
@@ -79,13 +87,14 @@ func TestTmuxResumeWaitQuestion(t *testing.T) {
 		t.Run(answer, func(t *testing.T) {
 			needTmux(t)
 			dir := t.TempDir()
+			tz, loc := waitZone(t)
 			home := filepath.Join(dir, "home")
 			if err := os.MkdirAll(home, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			srv := llmtest.NewServer(t, llmtest.Step{Error: llmtest.UsageLimit, ResetIn: 4 * time.Second}, llmtest.Step{Text: "the refactor is done"})
 			first := exec.Command(rallyBinary(t), append(fakeFlags(srv), "--wait-for-reset", "-p", "Refactor it")...)
-			first.Dir, first.Env = dir, append(os.Environ(), "RALLY_HOME="+home, "HOME="+home, "TZ="+waitTZ)
+			first.Dir, first.Env = dir, append(os.Environ(), "RALLY_HOME="+home, "HOME="+home, tz)
 			if err := first.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -93,18 +102,14 @@ func TestTmuxResumeWaitQuestion(t *testing.T) {
 			first.Process.Kill()
 			first.Wait()
 
-			p := startRallyEnv(t, dir, []string{"TZ=" + waitTZ}, srv, 100, 24,
+			p := startRallyEnv(t, dir, []string{tz}, srv, 100, 24,
 				`{"retry":{"waitForReset":{"marginMs":0}}}`, "--continue")
 			s := p.waitText("resume waiting? (y/n)")
 			if !regexp.MustCompile(`A usage-limit wait until \d\d:\d\d was interrupted; resume waiting\? \(y/n\)`).MatchString(s) {
 				t.Fatalf("no question:\n%s", s)
 			}
-			loc, err := time.LoadLocation(waitTZ)
-			if err != nil {
-				t.Skipf("no zone %s: %v", waitTZ, err)
-			}
 			if want := "wait until " + w.Until.In(loc).Format("15:04") + " was"; !strings.Contains(s, want) {
-				t.Fatalf("the question does not say %q (the recorded wait's end in %s):\n%s", want, waitTZ, s)
+				t.Fatalf("the question does not say %q (the recorded wait's end in the test's zone):\n%s", want, s)
 			}
 			p.keys(answer)
 			if answer == "n" {
