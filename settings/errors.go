@@ -139,7 +139,8 @@ func unknownKeys(file string, f failure) []Warning {
 	return out
 }
 
-// closest returns the known key nearest to k if it is a plausible typo.
+// closest returns the known key nearest to k if it is a plausible typo; of
+// keys equally near, the first of known (sorted: the schema's keys are).
 func closest(k string, known []string) string {
 	best, bestD := "", 3
 	for _, c := range known {

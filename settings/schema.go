@@ -5,7 +5,9 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -40,34 +42,55 @@ type node struct {
 	Required    []string         `json:"required"`
 	// PropertyNames constrains the keys of a map such as providers.
 	PropertyNames *node `json:"propertyNames"`
-	// Additional is additionalProperties when it is a schema; a map such
-	// as providers has one, a struct has false.
+	// RawAdditional is additionalProperties as written: a schema (a map
+	// such as providers has one) or false (a struct). prepare reads it
+	// into Additional or closed.
+	RawAdditional json.RawMessage `json:"additionalProperties"`
+	// Additional is additionalProperties when it is a schema.
 	Additional *node `json:"-"`
 	// closed is additionalProperties: false, a struct: keys it does not
 	// list are unknown (warned about, not refused).
 	closed bool
 	// re is Pattern compiled once with the schema, not per value.
 	re *regexp.Regexp
-	// order lists Properties in schema (struct) order.
+	// order lists Properties sorted, for the suggestions of a typo.
 	order []string
 	defs  map[string]*node
 }
 
-func (n *node) UnmarshalJSON(data []byte) error {
-	type plainNode node
-	var p plainNode
-	if err := json.Unmarshal(data, &p); err != nil {
-		return err
+// schemaRoot returns the parsed schema. It is decoded in one pass of
+// encoding/json, with no UnmarshalJSON of node's own: one that decoded its
+// node's bytes again (to read additionalProperties, and the key order) made
+// every nesting level scan its part of the schema once more, which made
+// the schema 80 % of a settings load and about a tenth of an RPC start.
+var schemaRoot = sync.OnceValue(func() *node {
+	root, err := parseSchema(schemaJSON)
+	if err != nil {
+		panic("settings: embedded schema.json: " + err.Error())
 	}
-	var extra struct {
-		Additional json.RawMessage `json:"additionalProperties"`
-		Properties json.RawMessage `json:"properties"`
+	return root
+})
+
+func parseSchema(data []byte) (*node, error) {
+	var root node
+	if err := json.Unmarshal(data, &root); err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(data, &extra); err != nil {
-		return err
+	if err := root.prepare(root.Defs); err != nil {
+		return nil, err
 	}
-	*n = node(p)
-	switch add := bytes.TrimSpace(extra.Additional); {
+	return &root, nil
+}
+
+// prepare finishes a decoded node and the nodes below it: gives each the
+// definitions its $refs point into, reads additionalProperties, compiles
+// the pattern and lists the properties.
+func (n *node) prepare(defs map[string]*node) error {
+	if n == nil {
+		return nil
+	}
+	n.defs = defs
+	switch add := bytes.TrimSpace(n.RawAdditional); {
 	case bytes.HasPrefix(add, []byte("{")):
 		n.Additional = new(node)
 		if err := json.Unmarshal(add, n.Additional); err != nil {
@@ -76,6 +99,7 @@ func (n *node) UnmarshalJSON(data []byte) error {
 	case bytes.Equal(add, []byte("false")):
 		n.closed = true
 	}
+	n.RawAdditional = nil
 	if n.Pattern != "" {
 		re, err := regexp.Compile(n.Pattern)
 		if err != nil {
@@ -83,43 +107,20 @@ func (n *node) UnmarshalJSON(data []byte) error {
 		}
 		n.re = re
 	}
-	if len(extra.Properties) > 0 {
-		doc, _, err := parseDoc(extra.Properties)
-		if err != nil {
+	n.order = slices.Sorted(maps.Keys(n.Properties))
+	for _, c := range []*node{n.Items, n.Additional, n.PropertyNames} {
+		if err := c.prepare(defs); err != nil {
 			return err
 		}
-		if o, ok := doc.(*object); ok {
-			n.order = o.keys
+	}
+	for _, m := range []map[string]*node{n.Properties, n.Defs} {
+		for _, c := range m {
+			if err := c.prepare(defs); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
-}
-
-// schemaRoot returns the parsed schema.
-var schemaRoot = sync.OnceValue(func() *node {
-	var root node
-	if err := json.Unmarshal(schemaJSON, &root); err != nil {
-		panic("settings: embedded schema.json: " + err.Error())
-	}
-	root.setDefs(root.Defs)
-	return &root
-})
-
-// setDefs gives every node the definitions its $refs point into.
-func (n *node) setDefs(defs map[string]*node) {
-	if n == nil {
-		return
-	}
-	n.defs = defs
-	n.Items.setDefs(defs)
-	n.Additional.setDefs(defs)
-	n.PropertyNames.setDefs(defs)
-	for _, p := range n.Properties {
-		p.setDefs(defs)
-	}
-	for _, d := range n.Defs {
-		d.setDefs(defs)
-	}
 }
 
 // resolve follows a $ref, keeping the referring property's description.
