@@ -610,7 +610,7 @@ func htmlStart(rest string, inPara bool) int {
 		return 6
 	}
 	if !inPara {
-		if tn := htmlTag(rest); tn > 0 && isBlank(rest[tn:]) {
+		if tn := htmlTag(rest, nil); tn > 0 && isBlank(rest[tn:]) {
 			return 7
 		}
 	}

@@ -67,6 +67,7 @@ type inlineParser struct {
 	delims     *delim
 	brackets   *bracket
 	text       strings.Builder // pending text not yet in a node
+	ends       tagEnds
 }
 
 // parseInline parses src's inlines into a list of nodes.
@@ -138,7 +139,7 @@ func (p *inlineParser) step(i int) int {
 			p.push(nAutolink, s[i+1:i+n-1])
 			return i + n
 		}
-		if n := htmlTag(s[i:]); n > 0 {
+		if n := htmlTag(s[i:], &p.ends); n > 0 {
 			p.push(nHTML, s[i:i+n])
 			return i + n
 		}
@@ -634,10 +635,39 @@ func autolink(s string) int {
 	return 0
 }
 
+// tagEnds remembers, for each end htmlTag searches for, the longest rest
+// of the text that end was not found in: it is in no shorter rest either.
+// So a text of many "<!--" and no "-->" is searched once, not once per
+// "<!--", which made an answer of them cost the square of its size.
+type tagEnds [6]int
+
+// The ends htmlTag searches for.
+const (
+	endComment = iota // "-->"
+	endPI             // "?>"
+	endCDATA          // "]]>"
+	endDecl           // ">"
+	endQuote          // an attribute value's closing quote: 'q' is +1
+)
+
+// index is strings.Index(s, end), answered from m where it can be.
+func (m *tagEnds) index(s, end string, kind int) int {
+	if m != nil && len(s) <= m[kind] {
+		return -1
+	}
+	e := strings.Index(s, end)
+	if e < 0 && m != nil {
+		m[kind] = max(m[kind], len(s))
+	}
+	return e
+}
+
 // htmlTag returns the length of the raw HTML tag, comment, processing
 // instruction or declaration s starts with, or 0. It is shown as text,
 // so what matters is only where it ends: inside it no Markdown applies.
-func htmlTag(s string) int {
+// m, when not nil, is the searches' memory for one text that s is a rest
+// of.
+func htmlTag(s string, m *tagEnds) int {
 	switch {
 	case strings.HasPrefix(s, "<!--"):
 		if strings.HasPrefix(s, "<!-->") {
@@ -646,23 +676,23 @@ func htmlTag(s string) int {
 		if strings.HasPrefix(s, "<!--->") {
 			return 6
 		}
-		if e := strings.Index(s[4:], "-->"); e >= 0 {
+		if e := m.index(s[4:], "-->", endComment); e >= 0 {
 			return 4 + e + 3
 		}
 		return 0
 	case strings.HasPrefix(s, "<?"):
-		if e := strings.Index(s[2:], "?>"); e >= 0 {
+		if e := m.index(s[2:], "?>", endPI); e >= 0 {
 			return 2 + e + 2
 		}
 		return 0
 	case strings.HasPrefix(s, "<![CDATA["):
-		if e := strings.Index(s, "]]>"); e >= 0 {
-			return e + 3
+		if e := m.index(s[9:], "]]>", endCDATA); e >= 0 {
+			return 9 + e + 3
 		}
 		return 0
 	case len(s) > 2 && s[1] == '!' && isLetter(s[2]):
-		if e := strings.IndexByte(s, '>'); e >= 0 {
-			return e + 1
+		if e := m.index(s[3:], ">", endDecl); e >= 0 {
+			return 3 + e + 1
 		}
 		return 0
 	}
@@ -707,7 +737,11 @@ func htmlTag(s string) int {
 			}
 			switch q := s[k]; q {
 			case '"', '\'':
-				e := strings.IndexByte(s[k+1:], q)
+				kind := endQuote
+				if q == '\'' {
+					kind++
+				}
+				e := m.index(s[k+1:], string(q), kind)
 				if e < 0 {
 					return 0
 				}

@@ -24,7 +24,8 @@ func BenchmarkRender(b *testing.B) {
 
 // BenchmarkRenderHostile renders 20 KB answers built to make a parser
 // rescan the rest of the text at every byte: brackets around a shortcut
-// reference, bare ampersands, unclosed angle brackets. Each must cost
+// reference, bare ampersands, unclosed angle brackets, comments,
+// instructions, declarations and attribute values. Each must cost
 // about what plain text of its size does (it was 0.68 s, 0.53 s for
 // 200 KB, and growing with the square of the size).
 func BenchmarkRenderHostile(b *testing.B) {
@@ -32,6 +33,10 @@ func BenchmarkRenderHostile(b *testing.B) {
 		{"brackets", "[a]: u\n\n" + strings.Repeat("[", 10000) + strings.Repeat("]", 10000)},
 		{"ampersands", strings.Repeat("&", 20000)},
 		{"angles", strings.Repeat("<a ", 7000)},
+		{"comments", "x " + strings.Repeat("<!--", 5000)},
+		{"instructions", "x " + strings.Repeat("<?", 10000)},
+		{"declarations", "x " + strings.Repeat("<!A", 7000)},
+		{"quotes", "x " + strings.Repeat(`<a b='`, 3500)},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			r := New(100, Plain)

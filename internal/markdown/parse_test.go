@@ -35,6 +35,13 @@ func TestCommonMark(t *testing.T) {
 		{"a reference to ESC or BEL shows as its picture", "a &#27;]52;c;eA==&#7; b", "a ␛]52;c;eA==␇ b"},
 		{"a reference to a bidi override is not one", "a &#x202E;b &rlm;c", termsafe.String("a \u202Eb \u200Fc")},
 		{"inline HTML is text, no emphasis inside", `a <span title="*x*">b</span>`, `a <span title="*x*">b</span>`},
+		// An end searched for once and not found stays not found for the
+		// rest of the text; one found must still end the tag it closes.
+		{"inline comments, one unclosed", "x <!-- *a* --> *b* <!-- *c*", "x <!-- *a* --> b <!-- c"},
+		{"an unclosed comment before a closed one", "x <!-- *a* <!-- *b* -->", "x <!-- *a* <!-- *b* -->"},
+		{"instructions and declarations", "x <? *a* ?> <!X *b*> *c* <? *d*", "x <? *a* ?> <!X *b*> c <? d"},
+		{"an unclosed instruction before a comment", "x <? *a* <!-- *b* -->", "x <? a <!-- *b* -->"},
+		{"an unclosed attribute value", `x <a b="*c*"> <a b="*d*`, `x <a b="*c*"> <a b="d`},
 		{"HTML block with its last line", "<!-- a\nb -->\n\ntext", "<!-- a\nb -->\n\ntext"},
 		{"HTML block ends at a blank line", "<div>*a*\n*a*\n</div>\n\n*b*", "<div>*a*\n*a*\n</div>\n\nb"},
 		{"entities", "&copy; &#65; &#x42; &#0; &nosuch; AT&T", "© A B \uFFFD &nosuch; AT&T"},
