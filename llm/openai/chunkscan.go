@@ -31,6 +31,12 @@ import (
 // the same prefix is read from the content on, and one with the same
 // suffix too is done once the content is read. FuzzChunkRepeat holds it
 // to a decoder that reads every chunk whole.
+//
+// A suffix that misses once is dropped, not replaced by the new chunk's:
+// in the recorded streams a suffix repeats from the first text chunk on
+// (llmtest's, Groq's, Ollama's, OpenRouter's) or never does (OpenAI's and
+// Azure's obfuscation, a padding of varying length), and copying a suffix
+// that never matches cost every OpenAI chunk.
 
 // maxRepeat bounds the prefix and the suffix a chunkDecoder keeps: a
 // chunk with a longer one is read whole.
@@ -54,9 +60,9 @@ type chunkDecoder struct {
 	buf    []byte // the text views' scratch (jsonscan.View)
 	prefix []byte // that chunk's bytes up to its content's opening quote
 	rep    repeat // the state there
-	// suffix is the bytes after the content's string that, read from
-	// there, decoded nothing but the choice's index, suffixIndex; nil if
-	// none is known for prefix.
+	// suffix is the bytes after that chunk's content, which decoded
+	// nothing but the choice's index, suffixIndex; empty if they decoded
+	// more, or once a chunk with the prefix did not end with them.
 	suffix      []byte
 	suffixIndex int
 }
@@ -96,9 +102,12 @@ func (d *chunkDecoder) resume(data []byte, c *chunk) bool {
 	if end < 0 {
 		return false
 	}
-	if len(d.suffix) > 0 && bytes.Equal(data[end:], d.suffix) {
-		ch.Index = d.suffixIndex
-		return true
+	if len(d.suffix) > 0 {
+		if bytes.Equal(data[end:], d.suffix) {
+			ch.Index = d.suffixIndex
+			return true
+		}
+		d.suffix = d.suffix[:0] // see "A suffix that misses once" above
 	}
 	j := end
 	if j = next(data, j, '}'); j > 0 && data[j-1] == ',' {
@@ -107,15 +116,14 @@ func (d *chunkDecoder) resume(data []byte, c *chunk) bool {
 	if j = next(data, j, '}'); j > 0 && data[j-1] == ',' {
 		j = choiceFields(data, j, ch, &d.buf, r.choice, nil)
 	}
+	// Each read above returns -1 on bad input, and next passes it on.
 	if j = next(data, choicesFrom(data, j, c, &d.buf), '}'); j < 0 {
 		return false
 	}
-	if data[j-1] == ',' && !chunkFields(data, j, c, &d.buf, r.top, nil) ||
-		data[j-1] == '}' && jsonscan.WS(data, j) != len(data) {
-		return false
+	if data[j-1] == ',' {
+		return chunkFields(data, j, c, &d.buf, r.top, nil)
 	}
-	d.noteSuffix(data[end:], c)
-	return true
+	return jsonscan.WS(data, j) == len(data)
 }
 
 // clearChoice makes a reused choice what choice{Index: index} is,

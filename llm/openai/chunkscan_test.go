@@ -47,25 +47,37 @@ func TestTextDeltaParsingAllocs(t *testing.T) {
 
 // TestChunkDecoderResumes: after a stream's first text chunk the decoder
 // keeps the bytes up to its content (the prefix it resumes after) and the
-// bytes after it (the suffix a chunk that repeats them ends on): without
-// this, a decoder that never resumed would pass every test that compares
-// its results with a whole read.
+// bytes after it (the suffix a chunk that repeats them ends on), and drops
+// the suffix once a chunk with the prefix does not end with it, as
+// OpenAI's never do (their obfuscation differs): without this, a decoder
+// that never resumed would pass every test that compares its results
+// with a whole read, and one that copied a missed suffix again on every
+// chunk too.
 func TestChunkDecoderResumes(t *testing.T) {
-	for _, bc := range benchChunks {
-		t.Run(bc.name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		suffix     bool // the suffix is kept after three chunks
+	}{
+		{"openai", benchChunks[0].data, false},
+		{"llmtest", benchChunks[1].data, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			var d chunkDecoder
 			for i, word := range []string{"one", "two", "three"} {
-				in := strings.NewReplacer("WORD", word, "OBFUS", strings.Repeat("x", i+1)).Replace(bc.data)
+				in := strings.NewReplacer("WORD", word, "OBFUS", strings.Repeat("x", i+1)).Replace(tc.data)
 				var c chunk
 				if !d.decode([]byte(in), &c) || len(c.Choices) != 1 || c.Choices[0].Delta.Content != word {
 					t.Fatalf("chunk %d: %+v", i, c)
+				}
+				if i == 0 && !strings.HasPrefix(string(d.suffix), `},"logprobs":null`) {
+					t.Errorf("suffix %q after the first chunk, want the bytes after the content", d.suffix)
 				}
 			}
 			if !strings.HasSuffix(string(d.prefix), `"content":"`) {
 				t.Errorf("prefix %q, want the bytes up to the content", d.prefix)
 			}
-			if !strings.HasPrefix(string(d.suffix), `},"logprobs":null`) {
-				t.Errorf("suffix %q, want the bytes after the content", d.suffix)
+			if kept := len(d.suffix) > 0; kept != tc.suffix {
+				t.Errorf("suffix %q kept: %v, want %v", d.suffix, kept, tc.suffix)
 			}
 		})
 	}
