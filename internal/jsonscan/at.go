@@ -227,10 +227,10 @@ func numberAt(b []byte, j int) int {
 // (null reads as 0; fractions, exponents and numbers of more than 15
 // digits are refused, for encoding/json to decide).
 func IntAt(b []byte, i int) (n, next int) {
-	if j := NullAt(b, i); j >= 0 {
-		return 0, j
-	}
 	j := WS(b, i)
+	if k := litAt(b, j, "null"); k >= 0 {
+		return 0, k
+	}
 	neg := false
 	if j < len(b) && b[j] == '-' {
 		neg = true

@@ -51,3 +51,35 @@ func FuzzSkipAt(f *testing.F) {
 		}
 	})
 }
+
+// TestIntAt: IntAt reads an integer or null after white space, as
+// Scanner.Int does, and refuses what it leaves to encoding/json.
+func TestIntAt(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		n, next int
+	}{
+		{"0", 0, 1},
+		{"42,", 42, 2},
+		{" \t\r\n-7}", -7, 6},
+		{"null", 0, 4},
+		{" null]", 0, 5},
+		{"\nnull", 0, 5},
+		{"123456789012345", 123456789012345, 15},
+		{"1234567890123456", 0, -1}, // 16 digits
+		{"01", 0, -1},
+		{"-", 0, -1},
+		{"1.5", 0, -1},
+		{"1e3", 0, -1},
+		{"nul", 0, -1},
+		{" ", 0, -1},
+		{`"1"`, 0, -1},
+	} {
+		t.Run(tc.in, func(t *testing.T) {
+			n, next := IntAt([]byte(tc.in), 0)
+			if n != tc.n || next != tc.next {
+				t.Errorf("IntAt(%q) = %d, %d; want %d, %d", tc.in, n, next, tc.n, tc.next)
+			}
+		})
+	}
+}

@@ -31,6 +31,12 @@ import (
 // the same prefix is read from the content on, and one with the same
 // suffix too is done once the content is read. FuzzChunkRepeat holds it
 // to a decoder that reads every chunk whole.
+//
+// A suffix that misses once is dropped, not replaced by the new chunk's:
+// in the recorded streams a suffix repeats from the first text chunk on
+// (llmtest's, Groq's, Ollama's, OpenRouter's) or never does (OpenAI's and
+// Azure's obfuscation, a padding of varying length), and copying a suffix
+// that never matches cost every OpenAI chunk.
 
 // maxRepeat bounds the prefix and the suffix a chunkDecoder keeps: a
 // chunk with a longer one is read whole.
@@ -54,15 +60,17 @@ type chunkDecoder struct {
 	buf    []byte // the text views' scratch (jsonscan.View)
 	prefix []byte // that chunk's bytes up to its content's opening quote
 	rep    repeat // the state there
-	// suffix is the bytes after the content's string that, read from
-	// there, decoded nothing but the choice's index, suffixIndex; nil if
-	// none is known for prefix.
+	// suffix is the bytes after that chunk's content, which decoded
+	// nothing but the choice's index, suffixIndex; empty if they decoded
+	// more, or once a chunk with the prefix did not end with them.
 	suffix      []byte
 	suffixIndex int
 }
 
 // decode is fastChunkView with the decoder's scratch, for the chunks of
-// one stream.
+// one stream, each reset by the caller as chatParser.fill resets it. It
+// keeps the bytes and states of chunks it decoded, never of one it
+// refused.
 func (d *chunkDecoder) decode(data []byte, c *chunk) bool {
 	d.buf = d.buf[:0]
 	if len(d.prefix) > 0 && bytes.HasPrefix(data, d.prefix) {
@@ -75,10 +83,22 @@ func (d *chunkDecoder) decode(data []byte, c *chunk) bool {
 	if rec.at > 0 && rec.at <= maxRepeat {
 		d.prefix = append(d.prefix[:0], data[:rec.at]...)
 		d.rep = rec
-		d.suffix = d.suffix[:0]
 		d.noteSuffix(data[rec.end:], c)
 	}
 	return true
+}
+
+// noteSuffix keeps the bytes after the content of the chunk just decoded
+// into c if all they decoded is the choice's index: one choice holding
+// only its index and content (the chunk's usage and error the decoder
+// reads only as null, TestChunkFieldsReadOnlyAsNull).
+func (d *chunkDecoder) noteSuffix(suffix []byte, c *chunk) {
+	d.suffix = d.suffix[:0]
+	if len(suffix) > maxRepeat || len(c.Choices) != 1 || !onlyContent(&c.Choices[0]) {
+		return
+	}
+	d.suffix = append(d.suffix, suffix...)
+	d.suffixIndex = c.Choices[0].Index
 }
 
 // resume reads a chunk that begins with d.prefix from there on, as
@@ -96,9 +116,12 @@ func (d *chunkDecoder) resume(data []byte, c *chunk) bool {
 	if end < 0 {
 		return false
 	}
-	if len(d.suffix) > 0 && bytes.Equal(data[end:], d.suffix) {
-		ch.Index = d.suffixIndex
-		return true
+	if len(d.suffix) > 0 {
+		if bytes.Equal(data[end:], d.suffix) {
+			ch.Index = d.suffixIndex
+			return true
+		}
+		d.suffix = d.suffix[:0] // see "A suffix that misses once" above
 	}
 	j := end
 	if j = next(data, j, '}'); j > 0 && data[j-1] == ',' {
@@ -107,64 +130,39 @@ func (d *chunkDecoder) resume(data []byte, c *chunk) bool {
 	if j = next(data, j, '}'); j > 0 && data[j-1] == ',' {
 		j = choiceFields(data, j, ch, &d.buf, r.choice, nil)
 	}
+	// Each read above returns -1 on bad input, and next passes it on.
 	if j = next(data, choicesFrom(data, j, c, &d.buf), '}'); j < 0 {
 		return false
 	}
-	if data[j-1] == ',' && !chunkFields(data, j, c, &d.buf, r.top, nil) ||
-		data[j-1] == '}' && jsonscan.WS(data, j) != len(data) {
-		return false
+	if data[j-1] == ',' {
+		return chunkFields(data, j, c, &d.buf, r.top, nil)
 	}
-	d.noteSuffix(data[end:], c)
-	return true
+	return jsonscan.WS(data, j) == len(data)
 }
 
-// clearChoice makes a reused choice what choice{Index: index} is,
-// writing only the fields that are not zero already: a new struct
-// assigned whole is moved with the collector's write barrier over every
-// pointer it holds (runtime.bulkBarrierPreWrite, a fifth of the parser's
-// time while the collector runs), and in a stream of text chunks the
-// fields other than the content stay zero.
-func clearChoice(ch *choice, index int) {
-	ch.Index = index
-	if ch.FinishReason != nil {
-		ch.FinishReason = nil
-	}
+// onlyContent reports whether ch holds nothing but its index and its
+// delta's content: what a suffix must have left to be kept, and all a
+// reused choice needs cleared. TestChoiceFieldsCleared fails for a field
+// it does not name.
+func onlyContent(ch *choice) bool {
 	d := &ch.Delta
-	if d.Content != "" {
-		d.Content = ""
-	}
-	if d.Refusal != "" {
-		d.Refusal = ""
-	}
-	if d.ReasoningContent != "" {
-		d.ReasoningContent = ""
-	}
-	if d.Reasoning != "" {
-		d.Reasoning = ""
-	}
-	if d.ReasoningDetails != nil {
-		d.ReasoningDetails = nil
-	}
-	if d.ToolCalls != nil {
-		d.ToolCalls = nil
-	}
+	return ch.FinishReason == nil && d.Refusal == "" && d.ReasoningContent == "" && d.Reasoning == "" &&
+		d.ReasoningDetails == nil && d.ToolCalls == nil
 }
 
-// noteSuffix keeps the bytes after the content of a chunk decoded into c
-// if all they decoded is the choice's index: one choice, its delta only
-// the content, and nothing else.
-func (d *chunkDecoder) noteSuffix(suffix []byte, c *chunk) {
-	if len(suffix) > maxRepeat || len(c.Choices) != 1 || c.Usage != nil || c.Error != nil {
+// clearChoice makes a reused choice what choice{Index: index} is. In a
+// stream of text chunks only the content is set, so it writes the content
+// alone: a new struct assigned whole is moved with the collector's write
+// barrier over every pointer it holds (runtime.bulkBarrierPreWrite, a
+// fifth of the parser's time while the collector runs). Anything else
+// set (by a tool call, a finish, or encoding/json for a chunk the fast
+// path refused) is cleared by assigning it whole.
+func clearChoice(ch *choice, index int) {
+	if !onlyContent(ch) {
+		*ch = choice{Index: index}
 		return
 	}
-	ch := &c.Choices[0]
-	dl := &ch.Delta
-	if ch.FinishReason != nil || dl.Refusal != "" || dl.ReasoningContent != "" || dl.Reasoning != "" ||
-		dl.ReasoningDetails != nil || dl.ToolCalls != nil {
-		return
-	}
-	d.suffix = append(d.suffix[:0], suffix...)
-	d.suffixIndex = ch.Index
+	ch.Index, ch.Delta.Content = index, ""
 }
 
 // chunkAt decodes the chunk in data into c, reading streamed text as
@@ -305,8 +303,8 @@ func choiceFields(b []byte, i int, ch *choice, buf *[]byte, seen uint32, rec *re
 			}
 			var r *repeat
 			if rec != nil && ch.FinishReason == nil {
-				// Only what an int holds was read before the delta:
-				// the seam's state is whole.
+				// Nothing but the index (an int) was decoded before
+				// the delta: repeat holds the whole state at it.
 				r, rec.choice, rec.index = rec, seen, ch.Index
 			}
 			j = deltaAt(b, j, &ch.Delta, buf, r)
