@@ -179,12 +179,20 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 // readJournalIn reads as readJournal does, in at most most parts of at
 // least least bytes each when rd is a file (an io.ReaderAt).
 func readJournalIn(rd io.Reader, path string, most int, least int64) (*readResult, error) {
-	ra, _ := rd.(io.ReaderAt)
 	var lines int
 	var cuts []cut
-	if ra != nil {
+	if ra, ok := rd.(io.ReaderAt); ok {
 		lines, cuts = lineCuts(ra, most, least)
 	}
+	return readCounted(rd, path, lines, cuts)
+}
+
+// readCounted reads rd given what lineCuts found of it: its line count
+// (0: unknown) and the cuts of its parts after the first (which need rd
+// to be an io.ReaderAt). Counts that no longer hold (a file rewritten
+// since) cost the read its speed and the line numbers past a stale cut,
+// not its entries.
+func readCounted(rd io.Reader, path string, lines int, cuts []cut) (*readResult, error) {
 	r := &journalReader{ld: &Loaded{}}
 	res := &readResult{loaded: r.ld, ids: newIDSet(lines)}
 	var entries []Entry
@@ -199,6 +207,7 @@ func readJournalIn(rd io.Reader, path string, most int, least int64) (*readResul
 	// readers read the rest; lifting its limit makes it read on in one
 	// pass instead.
 	src := &io.LimitedReader{R: rd, N: noLimit}
+	ra, _ := rd.(io.ReaderAt)
 	if ra != nil {
 		src.R = io.NewSectionReader(ra, 0, noLimit)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"io"
 	"io/fs"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -200,13 +201,20 @@ func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msg
 			return err
 		}
 	}
-	// r's slabs were capped at its region while the parts were read; one
-	// never reallocated is given back its whole capacity, so appending
-	// fills the regions after it.
-	if unsafe.SliceData(r.ld.Entries) == unsafe.SliceData(entries) {
-		r.ld.Entries = entries[:len(r.ld.Entries)]
-	}
+	// r's slabs were capped at its region while the parts were read into
+	// the regions after it; given back their whole capacity, appending
+	// fills those. The messages never outgrow a region
+	// (scanner.newMessage), but the entries do when a part holds more
+	// lines than lineCuts counted (a file rewritten between the count and
+	// the read), and append moved them to an array of their own: copied
+	// down into the slab, they would overwrite a region not yet joined, so
+	// the entries are then joined in an array of their own.
 	r.scan.msgs = msgs[:len(r.scan.msgs)]
+	if r.inSlab(parts, entries) {
+		r.ld.Entries = entries[:len(r.ld.Entries)]
+	} else {
+		r.ld.Entries = slices.Clip(r.ld.Entries) // the first append moves them
+	}
 	for k := range parts {
 		p := &parts[k]
 		from, first := len(r.ld.Entries), len(r.scan.msgs)
@@ -241,6 +249,22 @@ func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msg
 		r.dupIDs = true
 	}
 	return nil
+}
+
+// inSlab reports whether the entries r and the parts read are all where
+// they were read, in the slab.
+func (r *journalReader) inSlab(parts []part, slab []Entry) bool {
+	all := slab[:cap(slab)]
+	in := func(es []Entry) bool {
+		_, ok := slabIndex(all, unsafe.SliceData(es))
+		return len(es) == 0 || ok
+	}
+	for k := range parts {
+		if !in(parts[k].r.ld.Entries) {
+			return false
+		}
+	}
+	return in(r.ld.Entries)
 }
 
 // appendInPlace appends b to a. When b already lies right after a in
