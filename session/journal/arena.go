@@ -176,13 +176,25 @@ func (r *journalReader) freeSlab() {
 	if len(msgs) == 0 {
 		return
 	}
-	lo, hi := &msgs[0], &msgs[len(msgs)-1]
 	for i := range r.ld.Entries {
 		e := &r.ld.Entries[i]
-		if m := e.Message; m != nil && uintptr(unsafe.Pointer(m)) >= uintptr(unsafe.Pointer(lo)) && uintptr(unsafe.Pointer(m)) <= uintptr(unsafe.Pointer(hi)) {
-			own := *m
+		if _, ok := slabIndex(msgs, e.Message); ok {
+			own := *e.Message
 			e.Message = &own
 		}
 	}
 	r.scan.msgs = nil
+}
+
+// slabIndex returns where p is in slab, if it points into it.
+func slabIndex[T any](slab []T, p *T) (int, bool) {
+	if p == nil || len(slab) == 0 {
+		return 0, false
+	}
+	lo, at := uintptr(unsafe.Pointer(&slab[0])), uintptr(unsafe.Pointer(p))
+	size := unsafe.Sizeof(slab[0])
+	if at < lo || at >= lo+uintptr(len(slab))*size {
+		return 0, false
+	}
+	return int((at - lo) / size), true
 }

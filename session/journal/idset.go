@@ -67,6 +67,12 @@ type sharedAdds struct {
 // slot for (a file that grew while it was read) waits in a.over for merge,
 // which grows it. Its count and other ids are in a, for merge.
 func (s *idSet) addShared(a *sharedAdds, id string) {
+	s.addSharedCAS(a, id, atomic.CompareAndSwapUint32)
+}
+
+// addSharedCAS is addShared claiming free slots with cas: a test's
+// seam, to lose a compare-and-swap when it chooses.
+func (s *idSet) addSharedCAS(a *sharedAdds, id string, cas func(addr *uint32, old, new uint32) bool) {
 	v, ok := hexID(id)
 	if !ok {
 		if a.other == nil {
@@ -78,24 +84,26 @@ func (s *idSet) addShared(a *sharedAdds, id string) {
 		return
 	}
 	mask := len(s.table) - 1
-	for i, steps := int(v*0x9e3779b1)&mask, 0; ; steps++ {
-		if steps == len(s.table) { // every slot taken
-			a.over = append(a.over, id)
-			return
-		}
-		switch atomic.LoadUint32(&s.table[i]) {
-		case v + 1:
-			a.dup = true
-			return
-		case 0:
-			if atomic.CompareAndSwapUint32(&s.table[i], 0, v+1) {
+	i := s.home(v)
+	for range len(s.table) {
+		w := atomic.LoadUint32(&s.table[i])
+		if w == 0 {
+			if cas(&s.table[i], 0, v+1) {
 				a.n++
 				return
 			}
-			continue // another reader took the slot: look at what it put
+			// Another reader took the slot first, maybe for this very
+			// id: look at what it put there. A slot taken stays taken,
+			// so this is the slot's last change.
+			w = atomic.LoadUint32(&s.table[i])
+		}
+		if w == v+1 {
+			a.dup = true
+			return
 		}
 		i = (i + 1) & mask
 	}
+	a.over = append(a.over, id) // every slot taken
 }
 
 // merge adds to s what the shared adds in as put aside, in order, once
@@ -129,8 +137,7 @@ func (s *idSet) has(id string) bool {
 // slot returns where v is in the table, or the free slot where it would go.
 func (s *idSet) slot(v uint32) (int, bool) {
 	mask := len(s.table) - 1
-	// Ids are random, but a file's may not be: mix before probing.
-	for i := int(v*0x9e3779b1) & mask; ; i = (i + 1) & mask {
+	for i := s.home(v); ; i = (i + 1) & mask {
 		switch s.table[i] {
 		case 0:
 			return i, false
@@ -138,6 +145,12 @@ func (s *idSet) slot(v uint32) (int, bool) {
 			return i, true
 		}
 	}
+}
+
+// home is the slot where the probe for v starts.
+func (s *idSet) home(v uint32) int {
+	// Ids are random, but a file's may not be: mix before probing.
+	return int(v*0x9e3779b1) & (len(s.table) - 1)
 }
 
 func (s *idSet) grow() {

@@ -2,7 +2,9 @@ package journal
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
+	"io"
 )
 
 // readJournalLine reads one line of any length, without its "\n": a view
@@ -30,6 +32,52 @@ func readJournalLine(br *bufio.Reader, long *[]byte) (line []byte, complete bool
 			return buf[:len(buf)-1], true, nil
 		default:
 			return buf, false, err
+		}
+	}
+}
+
+// lineScan reads the lines of a session file, or of a part of one (its
+// zero next0 is the start of the file), and knows where each starts.
+type lineScan struct {
+	br    *bufio.Reader
+	buf   []byte
+	pos   Pos // of the line next returned last
+	next0 Pos // of the line next returns next
+	// torn is set when a line had no "\n": only a crash, or a writer
+	// that ends without one, leaves a last line so, and the next append
+	// must start a line of its own.
+	torn bool
+}
+
+// next returns the next line without its "\n"; ok is false at the end.
+func (s *lineScan) next() (line []byte, complete, ok bool, err error) {
+	if s.next0.Line == 0 {
+		s.next0.Line = 1
+	}
+	line, complete, err = readJournalLine(s.br, &s.buf)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, false, err
+	}
+	if len(line) == 0 && !complete {
+		return nil, false, false, nil
+	}
+	s.pos = s.next0
+	s.next0.Offset += int64(len(line))
+	if complete {
+		s.next0.Offset++
+	}
+	s.next0.Line++
+	s.torn = s.torn || !complete
+	return line, complete, true, nil
+}
+
+// nextFilled returns the next line that is not blank, as next does: a
+// blank line is neither the header nor an entry, and no warning.
+func (s *lineScan) nextFilled() (line []byte, complete, ok bool, err error) {
+	for {
+		line, complete, ok, err = s.next()
+		if !ok || len(bytes.TrimSpace(line)) > 0 {
+			return line, complete, ok, err
 		}
 	}
 }

@@ -2,7 +2,6 @@ package journal
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -180,14 +179,21 @@ func readJournal(rd io.Reader, path string) (*readResult, error) {
 // readJournalIn reads as readJournal does, in at most most parts of at
 // least least bytes each when rd is a file (an io.ReaderAt).
 func readJournalIn(rd io.Reader, path string, most int, least int64) (*readResult, error) {
-	r := &journalReader{ld: &Loaded{}}
-	ra, _ := rd.(io.ReaderAt)
 	var lines int
 	var cuts []cut
-	if ra != nil {
+	if ra, ok := rd.(io.ReaderAt); ok {
 		lines, cuts = lineCuts(ra, most, least)
-		rd = io.NewSectionReader(ra, 0, 1<<62)
 	}
+	return readCounted(rd, path, lines, cuts)
+}
+
+// readCounted reads rd given what lineCuts found of it: its line count
+// (0: unknown) and the cuts of its parts after the first (which need rd
+// to be an io.ReaderAt). Counts that no longer hold (a file rewritten
+// since) cost the read its speed and the line numbers past a stale cut,
+// not its entries.
+func readCounted(rd io.Reader, path string, lines int, cuts []cut) (*readResult, error) {
+	r := &journalReader{ld: &Loaded{}}
 	res := &readResult{loaded: r.ld, ids: newIDSet(lines)}
 	var entries []Entry
 	var msgs []llm.Message
@@ -197,71 +203,76 @@ func readJournalIn(rd io.Reader, path string, most int, least int64) (*readResul
 		entries, msgs = make([]Entry, 0, lines), make([]llm.Message, 0, lines)
 		r.ld.Entries, r.scan.msgs = entries, msgs
 	}
+	// The first part's reader stops at the first cut while the parts'
+	// readers read the rest; lifting its limit makes it read on in one
+	// pass instead.
+	src := &io.LimitedReader{R: rd, N: noLimit}
+	ra, _ := rd.(io.ReaderAt)
+	if ra != nil {
+		src.R = io.NewSectionReader(ra, 0, noLimit)
+	}
 	if len(cuts) > 0 {
-		// The first part only, unless the file turns out not to be
-		// read in parts (see the header below). Its header line has no
-		// entry, hence the region one short of its lines (readParts).
-		rd = io.NewSectionReader(ra, 0, cuts[0].off)
+		// Its header line has no entry, hence the region one short of
+		// its lines (readParts).
+		src.N = cuts[0].off
 		r.ld.Entries, r.scan.msgs = entries[:0:cuts[0].line-2], msgs[:0:cuts[0].line-2]
 	}
-	br := bufio.NewReaderSize(rd, 64<<10)
-	var parts []part
-	wait := func() {}
-	// The parts' readers write into the slabs: none outlives the read.
-	defer func() { wait() }()
-	var long []byte
-	n, header := 0, false
-	for {
-		line, complete, err := readJournalLine(br, &long)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("journal: read %s: %w", path, err)
-		}
-		if len(line) == 0 && !complete {
-			if len(cuts) > 0 && parts == nil {
-				// No parts were started: read the rest in this pass.
-				br.Reset(io.NewSectionReader(ra, cuts[0].off, 1<<62))
-				r.ld.Entries, r.scan.msgs = entries[:len(r.ld.Entries)], msgs[:len(r.scan.msgs)]
-				cuts = nil
-				continue
-			}
-			break // end of file
-		}
-		n++
-		if !complete {
-			// Only a crash, or a writer that ends without "\n", leaves a last
-			// line unterminated; our next append must start a new line.
-			res.torn = true
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if !header {
-			if err := r.header(n, line); err != nil {
-				return nil, fmt.Errorf("journal: open %s: line %d: %w", path, n, err)
-			}
-			header = true
-			if len(cuts) > 0 && !r.legacy {
-				r.shared = new(sharedAdds)
-				parts, wait = readParts(ra, path, cuts, lines, entries, msgs, res.ids)
-			}
-			continue
-		}
-		r.entry(n, line, complete, res.ids)
+	onePass := func() {
+		src.N, cuts = noLimit, nil
+		// Nothing was read into the slabs yet: all of them is this
+		// pass's.
+		r.ld.Entries, r.scan.msgs = entries, msgs
 	}
-	if !header {
+	s := &lineScan{br: bufio.NewReaderSize(src, 64<<10)}
+	line, _, ok, err := s.nextFilled()
+	if err == nil && !ok && len(cuts) > 0 {
+		onePass() // the first part was blank lines: the header is further on
+		line, _, ok, err = s.nextFilled()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("journal: read %s: %w", path, err)
+	}
+	if !ok {
 		return nil, fmt.Errorf("journal: open %s: line 1: no session header (empty file)", path)
 	}
-	if parts != nil {
-		wait()
-		if err := r.join(parts, res, entries, msgs); err != nil {
-			return nil, err
-		}
+	if err := r.header(s.pos.Line, line); err != nil {
+		return nil, fmt.Errorf("journal: open %s: line %d: %w", path, s.pos.Line, err)
 	}
+	if r.legacy && len(cuts) > 0 {
+		onePass() // a version 1 file chains its entries as it reads them
+	}
+	if len(cuts) > 0 {
+		err = r.readWithParts(s, ra, path, cuts, res, entries, msgs)
+	} else {
+		err = r.readEntries(s, path, res.ids)
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.torn = res.torn || s.torn
 	if k := len(r.ld.Entries); k > 0 {
 		res.leaf = r.ld.Entries[k-1].ID
 	}
 	r.context()
 	return res, nil
+}
+
+// noLimit is a length past the end of any file.
+const noLimit = 1 << 62
+
+// readEntries decodes each entry line of s into r, to the end of s,
+// adding their ids to ids.
+func (r *journalReader) readEntries(s *lineScan, path string, ids *idSet) error {
+	for {
+		line, complete, ok, err := s.nextFilled()
+		if err != nil {
+			return fmt.Errorf("journal: read %s: %w", path, err)
+		}
+		if !ok {
+			return nil
+		}
+		r.entry(s.pos.Line, line, complete, ids)
+	}
 }
 
 func (r *journalReader) header(n int, line []byte) error {

@@ -3,10 +3,9 @@ package journal
 import (
 	"bufio"
 	"bytes"
-	"errors"
-	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -150,15 +149,27 @@ type part struct {
 	err  error
 }
 
-// readParts starts a reader for each cut of ra, into the regions of
-// entries and msgs (each sized lines) from its first line to the next
-// cut's; the last part reads to the end of the file. The reader of the
-// first part must read no further than cuts[0] (see readJournal).
-func readParts(ra io.ReaderAt, path string, cuts []cut, lines int, entries []Entry, msgs []llm.Message, ids *idSet) (parts []part, wait func()) {
+// readWithParts reads the entries of s, the first part, while readers of
+// their own read the parts after each cut of ra, then joins them to it.
+func (r *journalReader) readWithParts(s *lineScan, ra io.ReaderAt, path string, cuts []cut, res *readResult, entries []Entry, msgs []llm.Message) error {
+	r.shared = new(sharedAdds)
+	parts, wait := readParts(ra, path, cuts, entries, msgs, res.ids)
+	err := r.readEntries(s, path, res.ids)
+	wait() // the parts' readers write into the slabs: none outlives the read
+	if err != nil {
+		return err
+	}
+	return r.join(parts, res, entries, msgs)
+}
+
+// readParts starts a reader for each cut of ra, into the regions of the
+// slabs entries and msgs (each of a slot per line) from its first line to
+// the next cut's; the last part reads to the end of the file.
+func readParts(ra io.ReaderAt, path string, cuts []cut, entries []Entry, msgs []llm.Message, ids *idSet) (parts []part, wait func()) {
 	parts = make([]part, len(cuts))
 	var wg sync.WaitGroup
 	for k, c := range cuts {
-		end, size := lines, int64(1<<62) // the last part: to the end
+		end, size := cap(entries), int64(noLimit) // the last part: to the end
 		if k+1 < len(cuts) {
 			end, size = cuts[k+1].line-2, cuts[k+1].off-c.off
 		}
@@ -171,35 +182,12 @@ func readParts(ra io.ReaderAt, path string, cuts []cut, lines int, entries []Ent
 		p.r.scan.msgs = msgs[lo:lo:end]
 		p.r.shared = new(sharedAdds)
 		wg.Go(func() {
-			p.torn, p.err = p.r.readLines(io.NewSectionReader(ra, c.off, size), path, c.line-1, ids)
+			s := &lineScan{br: bufio.NewReaderSize(io.NewSectionReader(ra, c.off, size), 64<<10), next0: Pos{Offset: c.off, Line: c.line}}
+			p.err = p.r.readEntries(s, path, ids)
+			p.torn = s.torn
 		})
 	}
 	return parts, wg.Wait
-}
-
-// readLines reads the entry lines of rd, the first of them line n+1,
-// adding their ids to ids beside the other parts (r.shared). It reports
-// whether the last line had no "\n".
-func (r *journalReader) readLines(rd io.Reader, path string, n int, ids *idSet) (torn bool, err error) {
-	br := bufio.NewReaderSize(rd, 64<<10)
-	var long []byte
-	for {
-		line, complete, err := readJournalLine(br, &long)
-		if err != nil && !errors.Is(err, io.EOF) {
-			return torn, fmt.Errorf("journal: read %s: %w", path, err)
-		}
-		if len(line) == 0 && !complete {
-			return torn, nil
-		}
-		n++
-		if !complete {
-			torn = true
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		r.entry(n, line, complete, ids)
-	}
 }
 
 // join appends the parts, read into the regions after r's, to what r
@@ -213,35 +201,39 @@ func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msg
 			return err
 		}
 	}
-	// r's slabs were capped at its region while the parts were read; one
-	// never reallocated is given back its whole capacity, so appending
-	// fills the regions after it.
-	if unsafe.SliceData(r.ld.Entries) == unsafe.SliceData(entries) {
-		r.ld.Entries = entries[:len(r.ld.Entries)]
-	}
+	// r's slabs were capped at its region while the parts were read into
+	// the regions after it; given back their whole capacity, appending
+	// fills those. The messages never outgrow a region
+	// (scanner.newMessage), but the entries do when a part holds more
+	// lines than lineCuts counted (a file rewritten between the count and
+	// the read), and append moved them to an array of their own: copied
+	// down into the slab, they would overwrite a region not yet joined, so
+	// the entries are then joined in an array of their own.
 	r.scan.msgs = msgs[:len(r.scan.msgs)]
-	const size = unsafe.Sizeof(llm.Message{})
+	if r.inSlab(parts, entries) {
+		r.ld.Entries = entries[:len(r.ld.Entries)]
+	} else {
+		r.ld.Entries = slices.Clip(r.ld.Entries) // the first append moves them
+	}
 	for k := range parts {
 		p := &parts[k]
-		from := len(r.ld.Entries)
+		from, first := len(r.ld.Entries), len(r.scan.msgs)
 		r.ld.Entries = appendInPlace(r.ld.Entries, p.r.ld.Entries)
-		first := len(r.scan.msgs)
 		own := p.r.scan.msgs
 		r.scan.msgs = appendInPlace(r.scan.msgs, own)
-		var lo uintptr
 		if len(own) > 0 && &own[0] != &r.scan.msgs[first] {
-			lo = uintptr(unsafe.Pointer(&own[0])) // moved: the pointers follow
-		}
-		for i := from; i < len(r.ld.Entries); i++ {
-			e := &r.ld.Entries[i]
-			if m := uintptr(unsafe.Pointer(e.Message)); lo != 0 && e.Message != nil && m >= lo && m < lo+uintptr(len(own))*size {
-				e.Message = &r.scan.msgs[first+int((m-lo)/size)]
+			// Moved: the entries' pointers follow their messages.
+			moved := r.scan.msgs[first:]
+			for i := from; i < len(r.ld.Entries); i++ {
+				if j, ok := slabIndex(own, r.ld.Entries[i].Message); ok {
+					r.ld.Entries[i].Message = &moved[j]
+				}
 			}
+		}
+		if len(p.r.fields) > 0 && r.fields == nil {
+			r.fields = make(map[int]*entryFields, len(p.r.fields))
 		}
 		for i, f := range p.r.fields {
-			if r.fields == nil {
-				r.fields = map[int]*entryFields{}
-			}
 			r.fields[from+i] = f
 		}
 		r.ld.Warnings = append(r.ld.Warnings, p.r.ld.Warnings...)
@@ -257,6 +249,22 @@ func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msg
 		r.dupIDs = true
 	}
 	return nil
+}
+
+// inSlab reports whether the entries r and the parts read are all where
+// they were read, in the slab.
+func (r *journalReader) inSlab(parts []part, slab []Entry) bool {
+	all := slab[:cap(slab)]
+	in := func(es []Entry) bool {
+		_, ok := slabIndex(all, unsafe.SliceData(es))
+		return len(es) == 0 || ok
+	}
+	for k := range parts {
+		if !in(parts[k].r.ld.Entries) {
+			return false
+		}
+	}
+	return in(r.ld.Entries)
 }
 
 // appendInPlace appends b to a. When b already lies right after a in

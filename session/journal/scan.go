@@ -2,9 +2,7 @@ package journal
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -59,21 +57,15 @@ func Scan(ctx context.Context, path string, from Pos, fn func(e *Entry, at Pos) 
 	r := &journalReader{ld: &Loaded{}}
 	out := &Scanned{}
 	s := lineScan{br: br}
-	for {
-		line, _, ok, err := s.next()
-		if err != nil {
-			return nil, fmt.Errorf("journal: scan %s: %w", path, err)
-		}
-		if !ok {
-			return nil, fmt.Errorf("journal: open %s: line 1: no session header (empty file)", path)
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		if err := r.header(s.pos.Line, line); err != nil {
-			return nil, fmt.Errorf("journal: open %s: line %d: %w", path, s.pos.Line, err)
-		}
-		break
+	line, _, ok, err := s.nextFilled()
+	if err != nil {
+		return nil, fmt.Errorf("journal: scan %s: %w", path, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("journal: open %s: line 1: no session header (empty file)", path)
+	}
+	if err := r.header(s.pos.Line, line); err != nil {
+		return nil, fmt.Errorf("journal: open %s: line %d: %w", path, s.pos.Line, err)
 	}
 	out.ID, out.Cwd = r.ld.ID, r.ld.Cwd
 	if from.Offset > s.next0.Offset {
@@ -87,15 +79,12 @@ func Scan(ctx context.Context, path string, from Pos, fn func(e *Entry, at Pos) 
 		if k%256 == 0 && ctx.Err() != nil {
 			return nil, fmt.Errorf("journal: scan %s: %w", path, ctx.Err())
 		}
-		line, complete, ok, err := s.next()
+		line, complete, ok, err := s.nextFilled()
 		if err != nil {
 			return nil, fmt.Errorf("journal: scan %s: %w", path, err)
 		}
 		if !ok {
 			break
-		}
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
 		}
 		// r.ld.Entries holds only the entry before, which a version 1
 		// file's entries chain to (see entry).
@@ -127,33 +116,4 @@ func (r *journalReader) keepWarnings(out *Scanned) {
 		out.MoreWarnings += n - maxScanWarnings
 		r.ld.Warnings = r.ld.Warnings[:maxScanWarnings]
 	}
-}
-
-// lineScan reads lines and knows where each starts.
-type lineScan struct {
-	br    *bufio.Reader
-	buf   []byte
-	pos   Pos // of the line next returned last
-	next0 Pos // of the line next returns next
-}
-
-// next returns the next line without its "\n"; ok is false at the end.
-func (s *lineScan) next() (line []byte, complete, ok bool, err error) {
-	if s.next0.Line == 0 {
-		s.next0.Line = 1
-	}
-	line, complete, err = readJournalLine(s.br, &s.buf)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, false, false, err
-	}
-	if len(line) == 0 && !complete {
-		return nil, false, false, nil
-	}
-	s.pos = s.next0
-	s.next0.Offset += int64(len(line))
-	if complete {
-		s.next0.Offset++
-	}
-	s.next0.Line++
-	return line, complete, true, nil
 }

@@ -261,14 +261,16 @@ func rallyHome() string { return settings.Home(userHome(), os.Getenv) }
 // authRun is what a run needs to pick and rotate its credentials.
 type authRun struct {
 	home string
-	// file is auth.json as start-up read it, or nil: useAuth reads it.
-	file   *auth.File
-	st     *settings.Settings
-	target settings.Target
-	getenv func(string) string
-	now    func() time.Time
-	log    *slog.Logger
-	stderr io.Writer
+	// file is auth.json as the session's start read it, and fileErr why
+	// that read failed; both nil and useAuth reads it (set_model's).
+	file    *auth.File
+	fileErr error
+	st      *settings.Settings
+	target  settings.Target
+	getenv  func(string) string
+	now     func() time.Time
+	log     *slog.Logger
+	stderr  io.Writer
 	// fleet shares marks, cooldowns, budgets and breakers (nil: none).
 	fleet *fleet.Fleet
 	// tel counts the fleet's waits (nil: telemetry off).
@@ -286,12 +288,12 @@ func useAuth(ctx context.Context, cfg *session.Config, a authRun) (*auth.Rotatio
 		cfg.Provider = p
 		return nil, err
 	}
-	file := a.file
-	if file == nil {
-		var err error
-		if file, err = auth.Load(auth.Path(a.home)); err != nil {
-			return nil, &exitError{2, err}
-		}
+	file, err := a.file, a.fileErr
+	if file == nil && err == nil {
+		file, err = auth.Load(auth.Path(a.home))
+	}
+	if err != nil {
+		return nil, &exitError{2, err}
 	}
 	creds := a.credentials(file)
 	if pool, err := creds(a.target.Provider); err == nil && len(pool) == 0 {

@@ -275,14 +275,8 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 		maxTurns = f.maxTurns
 	}
 	environ := os.Environ()
-	authFile := rc.takeAuth() // nil but for the first session of a run whose start-up read auth.json
-	var names map[string]bool
-	var keys []string
-	if authFile != nil {
-		names, keys = secrets(st, authFile, environ)
-	} else {
-		names, keys = runSecrets(home, st, environ)
-	}
+	authFile, authErr := rc.sessionAuth()
+	names, keys := readSecrets(st, authFile, authErr, environ)
 	env.keys = keys
 	tools := newTools(home, cwd, st, environ, names, keys, func(msg string) {
 		fmt.Fprintln(s.err, "rally:", msg)
@@ -335,7 +329,7 @@ func newRunEnv(ctx context.Context, s streams, f *runFlags, rc *runConfig) (*run
 		cfg.Unclassified = unclassifiedLog(home, keys)
 	}
 	// The credential, and the rotation on usage limits (auth.go).
-	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, file: authFile, st: st, target: target, getenv: os.Getenv, now: s.clock, log: logger, stderr: s.err, fleet: fl, tel: rc.tel}); err != nil {
+	if env.rot, err = useAuth(ctx, &cfg, authRun{home: home, file: authFile, fileErr: authErr, st: st, target: target, getenv: os.Getenv, now: s.clock, log: logger, stderr: s.err, fleet: fl, tel: rc.tel}); err != nil {
 		env.close()
 		return nil, err
 	}

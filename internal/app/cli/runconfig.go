@@ -47,6 +47,16 @@ type runConfig struct {
 // takeAuth returns the auth.json start-up read, once, or nil.
 func (rc *runConfig) takeAuth() *auth.File { return rc.auth.Swap(nil) }
 
+// sessionAuth reads auth.json for a session about to start, once for all
+// it takes from the file (its secrets and its credential): the first
+// session takes start-up's read, a later one reads the file afresh.
+func (rc *runConfig) sessionAuth() (*auth.File, error) {
+	if file := rc.takeAuth(); file != nil {
+		return file, nil
+	}
+	return auth.Load(auth.Path(rc.home))
+}
+
 // preset is a --preset demo: the fake LLM it runs against (the script is
 // llmtest's preset of its name) and what the demo changes in the run.
 type preset struct {

@@ -86,10 +86,16 @@ func sandboxStart(home, cwd string, t settings.Tools, warn func(string)) func(*e
 }
 
 // runSecrets is secrets for a run: auth.json's keys as well as the
-// environment's. An auth.json rally cannot read is refused where the run
-// loads it; here it only adds names and keys, so a broken one adds none.
+// environment's.
 func runSecrets(home string, st *settings.Settings, environ []string) (names map[string]bool, keys []string) {
 	file, err := auth.Load(auth.Path(home))
+	return readSecrets(st, file, err, environ)
+}
+
+// readSecrets is secrets of auth.json as a read of it returned. An
+// auth.json rally cannot read is refused where the run picks its
+// credential; here it only adds names and keys, so a broken one adds none.
+func readSecrets(st *settings.Settings, file *auth.File, err error, environ []string) (names map[string]bool, keys []string) {
 	if err != nil {
 		file = &auth.File{}
 	}
