@@ -591,7 +591,12 @@ func entity(s string) (string, int) {
 			return "", 0
 		}
 	}
-	if v := html.UnescapeString(s[:end+1]); v != s[:end+1] {
+	// html.UnescapeString also decodes a legacy name at the start of a
+	// longer one ("&notit;" is "¬it;" to it), which CommonMark does not:
+	// only a whole name and its ";" are a reference. A whole name stands
+	// for one or two code points; a prefix leaves at least the rest of the
+	// name and the ";" as they were, and an unknown name all of itself.
+	if v := html.UnescapeString(s[:end+1]); utf8.RuneCountInString(v) <= 2 {
 		return termsafe.String(v), end + 1
 	}
 	return "", 0
