@@ -536,7 +536,7 @@ func refDef(lines []string) (label, dest string, n int) {
 	if label == "" {
 		return "", "", 0
 	}
-	i := skipOneLine(src, end+2)
+	i := skipWS(src, end+2)
 	d, dn, ok := linkDest(src[i:])
 	if !ok || (dn == 0 && !strings.HasPrefix(src[i:], "<")) {
 		return "", "", 0
@@ -545,7 +545,7 @@ func refDef(lines []string) (label, dest string, n int) {
 	// The definition ends here when the rest of the line is blank, unless
 	// a title follows (on this line or the next).
 	atEOL := isBlank(lineRest(src, i))
-	if j := skipOneLine(src, i); j > i && j < len(src) {
+	if j := skipWS(src, i); j > i && j < len(src) {
 		if tn, ok := linkTitle(src[j:]); ok && isBlank(lineRest(src, j+tn)) {
 			return label, d, strings.Count(src[:j+tn], "\n") + 1
 		}
@@ -554,15 +554,6 @@ func refDef(lines []string) (label, dest string, n int) {
 		return "", "", 0
 	}
 	return label, d, strings.Count(src[:i], "\n") + 1
-}
-
-// skipOneLine skips spaces and tabs and at most one line break.
-func skipOneLine(s string, i int) int {
-	i = skipSpaces(s, i)
-	if i < len(s) && s[i] == '\n' {
-		i = skipSpaces(s, i+1)
-	}
-	return i
 }
 
 // lineRest is s from i to the end of its line.

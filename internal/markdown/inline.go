@@ -110,7 +110,7 @@ func (p *inlineParser) step(i int) int {
 	c := s[i]
 	switch c {
 	case '\\':
-		if i+1 < len(s) && isASCIIPunct(s[i+1]) {
+		if isEscape(s, i) {
 			p.text.WriteByte(s[i+1])
 			return i + 2
 		}
@@ -167,11 +167,30 @@ func (p *inlineParser) step(i int) int {
 	return i + 1
 }
 
+// skipSpaces skips the spaces and tabs from i.
 func skipSpaces(s string, i int) int {
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 		i++
 	}
 	return i
+}
+
+// skipWS skips CommonMark's white space between the parts of a link,
+// a reference definition or a tag: spaces and tabs, and at most one
+// line break among them.
+func skipWS(s string, i int) int {
+	i = skipSpaces(s, i)
+	if i < len(s) && s[i] == '\n' {
+		i = skipSpaces(s, i+1)
+	}
+	return i
+}
+
+// isEscape reports whether a backslash escape is at i: a backslash
+// before ASCII punctuation, which stands for the punctuation. Before
+// anything else a backslash is itself.
+func isEscape(s string, i int) bool {
+	return s[i] == '\\' && i+1 < len(s) && isASCIIPunct(s[i+1])
 }
 
 // codeSpan reads a code span opened by a run of backticks at i; with no
@@ -427,23 +446,16 @@ func (p *inlineParser) linkAfter(i int, b *bracket) (dest string, end int, ok bo
 	return d, end, ok
 }
 
-func skipWS(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n') {
-		i++
-	}
-	return i
-}
-
 // linkLabelEnd returns the index of the "]" closing the label whose "["
 // is at i, or -1.
 func linkLabelEnd(s string, i int) int {
 	for j := i + 1; j < len(s) && j-i <= 1000; j++ {
-		switch s[j] {
-		case '\\':
+		switch {
+		case isEscape(s, j):
 			j++
-		case '[':
+		case s[j] == '[':
 			return -1
-		case ']':
+		case s[j] == ']':
 			return j
 		}
 	}
@@ -461,12 +473,12 @@ func normLabel(s string) string {
 func linkDest(s string) (string, int, bool) {
 	if strings.HasPrefix(s, "<") {
 		for j := 1; j < len(s); j++ {
-			switch s[j] {
-			case '\\':
+			switch {
+			case isEscape(s, j):
 				j++
-			case '\n', '<':
+			case s[j] == '\n' || s[j] == '<':
 				return "", 0, false
-			case '>':
+			case s[j] == '>':
 				return unescape(s[1:j]), j + 1, true
 			}
 		}
@@ -477,7 +489,7 @@ func linkDest(s string) (string, int, bool) {
 	for ; j < len(s); j++ {
 		c := s[j]
 		switch {
-		case c == '\\' && j+1 < len(s) && isASCIIPunct(s[j+1]):
+		case isEscape(s, j):
 			j++
 		case c == '(':
 			depth++
@@ -518,7 +530,7 @@ func linkTitle(s string) (int, bool) {
 	}
 	for j := 1; j < len(s); j++ {
 		switch {
-		case s[j] == '\\':
+		case isEscape(s, j):
 			j++
 		case s[j] == closeCh:
 			return j + 1, true
@@ -537,7 +549,7 @@ func unescape(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		switch {
-		case s[i] == '\\' && i+1 < len(s) && isASCIIPunct(s[i+1]):
+		case isEscape(s, i):
 			i++
 			b.WriteByte(s[i])
 		case s[i] == '&':

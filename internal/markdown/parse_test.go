@@ -27,6 +27,7 @@ func TestCommonMark(t *testing.T) {
 		{"unknown reference is text", "[a][b]", "[a][b]"},
 		{"inline link with a title", `[a](u "t")`, "a (u)"},
 		{"link destination in angle brackets with escapes", `[a](<u v> "t") [b](x\_y)`, "a (u v) b (x_y)"},
+		{"a backslash before a line break is no escape in angle brackets", "[a](<b\\\nc>)", "[a](<b\nc>)"},
 		{"no link inside a link", "[a [b](c) d](e)", "[a b (c) d](e)"},
 		{"image", "![alt *text*](u.png)", "[image: alt text] (u.png)"},
 		{"email autolink", "<a@b.test>", "a@b.test"},
