@@ -4,9 +4,9 @@ import "strings"
 
 // The block parser: CommonMark's block structure, line by line, for what
 // a model writes (headings, paragraphs, fenced and indented code, lists,
-// block quotes, rules, HTML shown as text, link reference definitions on
-// one line). Containers are parsed by collecting their lines with the
-// markers stripped and parsing those again, which keeps each rule in one
+// block quotes, rules, HTML shown as text, link reference definitions).
+// Containers are parsed by collecting their lines with the markers
+// stripped and parsing those again, which keeps each rule in one
 // function. Nothing here is built before Render is called: there are no
 // tables, only code.
 
@@ -141,15 +141,8 @@ func (p *blockParser) closePara() {
 		return
 	}
 	p.para = nil
-	for len(b.lines) > 0 && strings.HasPrefix(b.lines[0], "[") {
-		label, dest, n := refDef(b.lines)
-		if n == 0 {
-			break
-		}
-		if _, dup := p.refs[label]; !dup { // the first definition wins
-			p.refs[label] = dest
-		}
-		b.lines = b.lines[n:]
+	if strings.HasPrefix(b.lines[0], "[") {
+		b.lines = b.lines[p.refDefs(strings.Join(b.lines, "\n")):]
 	}
 	if len(b.lines) == 0 {
 		return
@@ -521,47 +514,69 @@ func setextLevel(rest string) int {
 	return 0
 }
 
-// refDef reads a link reference definition from the start of a
-// paragraph's lines: [label]: destination, optionally a title, the
-// destination and the title each on the same line or the next. It
-// returns how many lines the definition takes, or 0 when there is none.
-func refDef(lines []string) (label, dest string, n int) {
-	// Three lines are the most one definition may take.
-	src := strings.Join(lines[:min(len(lines), 3)], "\n")
-	end := linkLabelEnd(src, 0)
-	if end < 0 || end+1 >= len(src) || src[end+1] != ':' {
+// refDefs reads the link reference definitions a paragraph's text
+// starts with into p.refs and returns how many lines they take. One
+// definition may take any number of lines (its label and its title may
+// each span lines; only a blank line, which ends the paragraph, may not be
+// in one), so src is the whole paragraph, joined once: joining lines per
+// definition would cost a paragraph of definitions the square of its size.
+func (p *blockParser) refDefs(src string) int {
+	n := 0
+	for off := 0; off < len(src) && src[off] == '['; {
+		label, dest, end := refDef(src[off:])
+		if end == 0 {
+			break
+		}
+		if _, dup := p.refs[label]; !dup { // the first definition wins
+			p.refs[label] = dest
+		}
+		n += strings.Count(src[off:off+end], "\n") + 1
+		off += end + 1 // past the line break after it
+	}
+	return n
+}
+
+// refDef reads the link reference definition src starts with: [label]:
+// destination, optionally a title, each part after white space that may
+// hold one line break, and nothing but spaces after the title (or, with
+// no title, after the destination) on its line. It returns where that
+// line ends, or 0 when src starts with no definition.
+func refDef(src string) (label, dest string, end int) {
+	e := linkLabelEnd(src, 0)
+	if e < 0 || e+1 >= len(src) || src[e+1] != ':' {
 		return "", "", 0
 	}
-	label = normLabel(src[1:end])
+	label = normLabel(src[1:e])
 	if label == "" {
 		return "", "", 0
 	}
-	i := skipWS(src, end+2)
+	i := skipWS(src, e+2)
 	d, dn, ok := linkDest(src[i:])
 	if !ok || (dn == 0 && !strings.HasPrefix(src[i:], "<")) {
 		return "", "", 0
 	}
 	i += dn
-	// The definition ends here when the rest of the line is blank, unless
-	// a title follows (on this line or the next).
-	atEOL := isBlank(lineRest(src, i))
 	if j := skipWS(src, i); j > i && j < len(src) {
-		if tn, ok := linkTitle(src[j:]); ok && isBlank(lineRest(src, j+tn)) {
-			return label, d, strings.Count(src[:j+tn], "\n") + 1
+		if tn, ok := linkTitle(src[j:]); ok {
+			if end := lineEnd(src, j+tn); isBlank(src[j+tn : end]) {
+				return label, d, end
+			}
 		}
 	}
-	if !atEOL {
-		return "", "", 0
+	// No title, or one with more after it on its line: the definition
+	// ends with the destination if its line does.
+	if end := lineEnd(src, i); isBlank(src[i:end]) {
+		return label, d, end
 	}
-	return label, d, strings.Count(src[:i], "\n") + 1
+	return "", "", 0
 }
 
-// lineRest is s from i to the end of its line.
-func lineRest(s string, i int) string {
+// lineEnd is the index of the line break after i in s, or len(s).
+func lineEnd(s string, i int) int {
 	if e := strings.IndexByte(s[i:], '\n'); e >= 0 {
-		return s[i : i+e]
+		return i + e
 	}
-	return s[i:]
+	return len(s)
 }
 
 // htmlStart is the kind (1–7, as CommonMark numbers them) of the HTML
