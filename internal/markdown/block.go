@@ -74,63 +74,61 @@ func (p *blockParser) add(b *block) { p.out = append(p.out, b) }
 // step reads the block starting at line i and returns the next line.
 func (p *blockParser) step(i int) int {
 	ln := p.lines[i]
-	if isBlank(ln) {
+	o := classify(ln, p.para != nil)
+	if p.para != nil && o.ind < 4 {
+		// An underline ends a paragraph as a heading before it can be
+		// a rule or a list item.
+		if lvl := setextLevel(o.rest); lvl > 0 {
+			if p.setext(lvl, i) {
+				return i + 1
+			}
+			// The paragraph was only reference definitions: the line is
+			// what it is outside one.
+			o = classify(ln, false)
+		}
+	}
+	if (o.kind == lQuote || o.kind == lItem) && p.depth >= maxDepth {
+		o.kind = lText
+	}
+	switch o.kind {
+	case lBlank:
 		p.closePara()
 		return i + 1
-	}
-	ind, _ := indentOf(ln)
-	if ind >= 4 {
-		if p.para != nil { // a continuation line of the paragraph
-			p.para.lines = append(p.para.lines, strings.TrimLeft(ln, " \t"))
-			p.para.last = i
-			return i + 1
+	case lIndented:
+		if p.para == nil {
+			return p.indentedCode(i)
 		}
-		return p.indentedCode(i)
-	}
-	rest := strings.TrimLeft(ln, " \t")
-	if p.para != nil {
-		if lvl := setextLevel(rest); lvl > 0 && p.setext(lvl, i) {
-			return i + 1
-		}
-	}
-	if startsBlock(ln, p.para != nil) && !p.tooDeep(ln) {
+	case lText:
+	default:
 		p.closePara()
-		switch {
-		case isRule(rest):
-			p.add(&block{kind: bRule, first: i, last: i})
-			return i + 1
-		case atxLevel(rest) > 0:
-			p.add(atxHeading(rest, i))
-			return i + 1
-		case fenceOpen(rest) != "":
-			return p.fenced(i)
-		case rest[0] == '>':
-			return p.quote(i)
-		case htmlStart(rest, true) > 0:
-			return p.html(i, htmlStart(rest, true))
-		}
-		if _, ok := listMarker(ln); ok {
-			return p.list(i)
-		}
+		return p.open(i, o)
 	}
 	if p.para == nil {
-		if htmlStart(rest, false) == 7 {
-			return p.html(i, 7)
-		}
 		p.para = &block{kind: bPara, first: i}
 	}
-	p.para.lines = append(p.para.lines, rest)
+	p.para.lines = append(p.para.lines, o.rest) // a continuation line loses its indent
 	p.para.last = i
 	return i + 1
 }
 
-// tooDeep reports whether ln opens a container past maxDepth.
-func (p *blockParser) tooDeep(ln string) bool {
-	if p.depth < maxDepth {
-		return false
+// open reads the block other than a paragraph or indented code that o,
+// line i, opens and returns the line after it.
+func (p *blockParser) open(i int, o opener) int {
+	switch o.kind {
+	case lRule:
+		p.add(&block{kind: bRule, first: i, last: i})
+		return i + 1
+	case lATX:
+		p.add(atxHeading(o.rest, o.level, i))
+		return i + 1
+	case lFence:
+		return p.fenced(i, o)
+	case lQuote:
+		return p.quote(i)
+	case lHTML:
+		return p.html(i, o.html)
 	}
-	rest := strings.TrimLeft(ln, " \t")
-	return rest[0] == '>' || (isListStart(ln) && !isRule(rest))
+	return p.list(i, o.mark)
 }
 
 // closePara ends the open paragraph: its leading reference definitions
@@ -183,17 +181,15 @@ func (p *blockParser) indentedCode(i int) int {
 	return end + 1
 }
 
-func (p *blockParser) fenced(i int) int {
-	ind, _ := indentOf(p.lines[i])
-	rest := strings.TrimLeft(p.lines[i], " \t")
-	fence := fenceOpen(rest)
-	b := &block{kind: bCode, first: i, info: strings.TrimSpace(rest[len(fence):])}
+// fenced reads the fenced code block o, line i, opens.
+func (p *blockParser) fenced(i int, o opener) int {
+	b := &block{kind: bCode, first: i, info: strings.TrimSpace(o.rest[len(o.fence):])}
 	j := i + 1
 	for ; j < len(p.lines); j++ {
-		if fenceCloses(p.lines[j], fence) {
+		if fenceCloses(p.lines[j], o.fence) {
 			break
 		}
-		b.lines = append(b.lines, stripCols(p.lines[j], ind))
+		b.lines = append(b.lines, stripCols(p.lines[j], o.ind))
 	}
 	b.last = min(j, len(p.lines)-1)
 	p.add(b)
@@ -249,16 +245,12 @@ func (p *blockParser) lazy(ln string, inner []string, f fenceState) bool {
 	return !startsBlock(ln, true) && setextLevel(rest) == 0
 }
 
-// list collects the items of one list: same bullet, or same delimiter.
-func (p *blockParser) list(i int) int {
-	first, _ := listMarker(p.lines[i])
+// list collects the items of one list, the first marked by first at
+// line i: same bullet, or same delimiter.
+func (p *blockParser) list(i int, first marker) int {
 	l := &block{kind: bList, ordered: first.ordered, start: first.num, tight: true, first: i}
-	j := i
-	for j < len(p.lines) {
-		m, ok := listMarker(p.lines[j])
-		if !ok || m.ch != first.ch || isRule(strings.TrimLeft(p.lines[j], " \t")) {
-			break
-		}
+	m, j := first, i
+	for {
 		item, next, blankEnd := p.item(j, m)
 		l.kids = append(l.kids, item)
 		l.last = item.last
@@ -266,14 +258,26 @@ func (p *blockParser) list(i int) int {
 			l.tight = false
 		}
 		j = next
-		if blankEnd && j < len(p.lines) {
-			if m2, ok := listMarker(p.lines[j]); ok && m2.ch == first.ch && !isRule(strings.TrimLeft(p.lines[j], " \t")) {
-				l.tight = false // a blank line between two items
-			}
+		var ok bool
+		if m, ok = p.nextItem(j, first.ch); !ok {
+			break
+		}
+		if blankEnd {
+			l.tight = false // a blank line between two items
 		}
 	}
 	p.add(l)
 	return j
+}
+
+// nextItem returns the marker of the item line j starts when that item
+// belongs to a list of ch (a bullet or a delimiter).
+func (p *blockParser) nextItem(j int, ch byte) (marker, bool) {
+	if j >= len(p.lines) {
+		return marker{}, false
+	}
+	o := classify(p.lines[j], false)
+	return o.mark, o.kind == lItem && o.mark.ch == ch
 }
 
 // item collects one list item's lines from line i, stripped of its
@@ -339,33 +343,80 @@ func (p *blockParser) html(i, kind int) int {
 	return j
 }
 
-// startsBlock reports whether ln opens a block other than a paragraph or
-// indented code; inPara applies the rules for interrupting a paragraph
-// (an empty list item, an ordered one not from 1 and an HTML tag alone
-// on its line cannot).
-func startsBlock(ln string, inPara bool) bool {
-	ind, _ := indentOf(ln)
-	if ind >= 4 {
-		return false
-	}
-	rest := strings.TrimLeft(ln, " \t")
-	if rest == "" {
-		return false
-	}
-	if isRule(rest) || atxLevel(rest) > 0 || fenceOpen(rest) != "" || rest[0] == '>' || htmlStart(rest, inPara) > 0 {
-		return true
-	}
-	m, ok := listMarker(ln)
-	if !ok {
-		return false
-	}
-	return !inPara || (!isBlank(m.content) && (!m.ordered || m.num == 1))
+// lineKind is what a line opens.
+type lineKind uint8
+
+const (
+	lText     lineKind = iota // paragraph text
+	lBlank                    // nothing but spaces and tabs
+	lIndented                 // four columns in or more: indented code, or a paragraph's continuation
+	lRule
+	lATX
+	lFence
+	lQuote
+	lHTML
+	lItem
+)
+
+// opener is a line classified: the block it opens and what that block
+// is built from, so that no block kind tests the line again.
+type opener struct {
+	kind  lineKind
+	ind   int    // the line's indent in columns
+	rest  string // the line after its indent
+	level int    // lATX: the heading's level
+	fence string // lFence: the fence
+	html  int    // lHTML: the HTML block's kind, 1–7
+	mark  marker // lItem: the list marker
 }
 
-func isListStart(ln string) bool {
-	_, ok := listMarker(ln)
-	return ok
+// classify finds the block ln opens. inPara applies the rules for
+// interrupting a paragraph: an empty list item, an ordered one not from
+// 1 and an HTML tag alone on its line (kind 7) cannot, so they are text.
+// A setext underline is the paragraph's to tell, not the line's.
+func classify(ln string, inPara bool) opener {
+	ind, n := indentOf(ln)
+	o := opener{ind: ind, rest: ln[n:]}
+	switch {
+	case o.rest == "":
+		o.kind = lBlank
+	case ind >= 4:
+		o.kind = lIndented
+	case isRule(o.rest): // before a list item: "* * *" is a rule
+		o.kind = lRule
+	case o.rest[0] == '>':
+		o.kind = lQuote
+	default:
+		o.classifyRest(inPara)
+	}
+	return o
 }
+
+// classifyRest finds the blocks an indent below four columns allows
+// that the first byte alone does not tell apart.
+func (o *opener) classifyRest(inPara bool) {
+	if o.level = atxLevel(o.rest); o.level > 0 {
+		o.kind = lATX
+	} else if o.fence = fenceOpen(o.rest); o.fence != "" {
+		o.kind = lFence
+	} else if o.html = htmlStart(o.rest, inPara); o.html > 0 {
+		o.kind = lHTML
+	} else if m, ok := listMarker(o.ind, o.rest); ok && (!inPara || (!isBlank(m.content) && (!m.ordered || m.num == 1))) {
+		o.kind, o.mark = lItem, m
+	}
+}
+
+// startsBlock reports whether ln opens a block other than a paragraph or
+// indented code; inPara as for classify.
+func startsBlock(ln string, inPara bool) bool {
+	switch classify(ln, inPara).kind {
+	case lText, lBlank, lIndented:
+		return false
+	}
+	return true
+}
+
+func isListStart(ln string) bool { return classify(ln, false).kind == lItem }
 
 // marker is a list item's marker: its kind (the bullet, or the
 // delimiter of a number), number, content indent and first line.
@@ -377,12 +428,9 @@ type marker struct {
 	content string
 }
 
-func listMarker(ln string) (marker, bool) {
-	ind, n := indentOf(ln)
-	if ind >= 4 {
-		return marker{}, false
-	}
-	s := ln[n:]
+// listMarker reads the list marker rest, a line after its indent of ind
+// columns (below four), starts with.
+func listMarker(ind int, s string) (marker, bool) {
 	var m marker
 	w := 0
 	switch {
@@ -489,8 +537,7 @@ func atxLevel(rest string) int {
 	return n
 }
 
-func atxHeading(rest string, i int) *block {
-	lvl := atxLevel(rest)
+func atxHeading(rest string, lvl, i int) *block {
 	s := strings.TrimSpace(rest[lvl:])
 	// A closing run of '#' goes when a space (or nothing) is before it.
 	if t := strings.TrimRight(s, "#"); t != s && (t == "" || t[len(t)-1] == ' ' || t[len(t)-1] == '\t') {
