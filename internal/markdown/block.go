@@ -5,10 +5,11 @@ import "strings"
 // The block parser: CommonMark's block structure, line by line, for what
 // a model writes (headings, paragraphs, fenced and indented code, lists,
 // block quotes, rules, HTML shown as text, link reference definitions).
-// Containers are parsed by collecting their lines with the markers
-// stripped and parsing those again, which keeps each rule in one
-// function. Nothing here is built before Render is called: there are no
-// tables, only code.
+// A container's lines are parsed again, their markers stripped, by a
+// parser of their own, which keeps each rule in one function; they are
+// found as that parser asks for them, since where a container ends
+// depends on its content (see source). Nothing here is built before
+// Render is called: there are no tables, only code.
 
 type blockKind uint8
 
@@ -42,7 +43,7 @@ type block struct {
 
 // blockParser reads one container's lines into blocks.
 type blockParser struct {
-	lines []string
+	src   *source
 	out   []*block
 	para  *block // the open paragraph, if any
 	refs  map[string]string
@@ -57,23 +58,36 @@ const maxDepth = 32
 // parseBlocks parses a container's lines; refs collects the link
 // reference definitions (the labels normalised).
 func parseBlocks(lines []string, refs map[string]string) []*block {
-	return parseNested(lines, refs, 0)
+	b, _ := parseNested(&source{text: lines}, refs, 0)
+	return b
 }
 
-func parseNested(lines []string, refs map[string]string, depth int) []*block {
-	p := &blockParser{lines: lines, refs: refs, depth: depth}
-	for i := 0; i < len(lines); {
+// parseNested parses a container's lines and returns its blocks and how
+// many of its lines they take: all of them, or those before a lazy line
+// that finds no paragraph to continue, where the container ends.
+func parseNested(src *source, refs map[string]string, depth int) ([]*block, int) {
+	p := &blockParser{src: src, refs: refs, depth: depth}
+	i := 0
+	for src.has(i) {
+		if src.isLazy(i) {
+			if p.para == nil {
+				break
+			}
+			p.addText(i, strings.TrimLeft(src.text[i], " \t"))
+			i++
+			continue
+		}
 		i = p.step(i)
 	}
 	p.closePara()
-	return p.out
+	return p.out, i
 }
 
 func (p *blockParser) add(b *block) { p.out = append(p.out, b) }
 
 // step reads the block starting at line i and returns the next line.
 func (p *blockParser) step(i int) int {
-	ln := p.lines[i]
+	ln := p.src.text[i]
 	o := classify(ln, p.para != nil)
 	if p.para != nil && o.ind < 4 {
 		// An underline ends a paragraph as a heading before it can be
@@ -103,12 +117,17 @@ func (p *blockParser) step(i int) int {
 		p.closePara()
 		return p.open(i, o)
 	}
+	p.addText(i, o.rest) // a continuation line loses its indent
+	return i + 1
+}
+
+// addText adds line i, s, to the open paragraph, opening one if none is.
+func (p *blockParser) addText(i int, s string) {
 	if p.para == nil {
 		p.para = &block{kind: bPara, first: i}
 	}
-	p.para.lines = append(p.para.lines, o.rest) // a continuation line loses its indent
+	p.para.lines = append(p.para.lines, s)
 	p.para.last = i
-	return i + 1
 }
 
 // open reads the block other than a paragraph or indented code that o,
@@ -164,8 +183,8 @@ func (p *blockParser) setext(level, i int) bool {
 func (p *blockParser) indentedCode(i int) int {
 	b := &block{kind: bCode, first: i}
 	end := i
-	for j := i; j < len(p.lines); j++ {
-		ln := p.lines[j]
+	for j := i; p.src.has(j) && !p.src.isLazy(j); j++ {
+		ln := p.src.text[j]
 		if !isBlank(ln) {
 			if ind, _ := indentOf(ln); ind < 4 {
 				break
@@ -174,75 +193,140 @@ func (p *blockParser) indentedCode(i int) int {
 		}
 	}
 	for j := i; j <= end; j++ {
-		b.lines = append(b.lines, stripCols(p.lines[j], 4))
+		b.lines = append(b.lines, stripCols(p.src.text[j], 4))
 	}
 	b.last = end
 	p.add(b)
 	return end + 1
 }
 
-// fenced reads the fenced code block o, line i, opens.
+// fenced reads the fenced code block o, line i, opens; one not closed
+// runs to the end of its container.
 func (p *blockParser) fenced(i int, o opener) int {
 	b := &block{kind: bCode, first: i, info: strings.TrimSpace(o.rest[len(o.fence):])}
 	j := i + 1
-	for ; j < len(p.lines); j++ {
-		if fenceCloses(p.lines[j], o.fence) {
-			break
+	for ; p.src.has(j) && !p.src.isLazy(j); j++ {
+		if fenceCloses(p.src.text[j], o.fence) {
+			b.last = j
+			p.add(b)
+			return j + 1
 		}
-		b.lines = append(b.lines, stripCols(p.lines[j], o.ind))
+		b.lines = append(b.lines, stripCols(p.src.text[j], o.ind))
 	}
-	b.last = min(j, len(p.lines)-1)
+	b.last = j - 1
 	p.add(b)
-	return j + 1 // past the closing fence (or the end: unclosed runs to it)
-}
-
-// quote collects a block quote's lines, markers stripped, lazy
-// paragraph continuation lines as they are.
-func (p *blockParser) quote(i int) int {
-	var inner []string
-	var f fenceState
-	j := i
-	for ; j < len(p.lines); j++ {
-		ln := p.lines[j]
-		ind, _ := indentOf(ln)
-		rest := strings.TrimLeft(ln, " \t")
-		switch {
-		case ind < 4 && rest != "" && rest[0] == '>':
-			rest = rest[1:]
-			switch {
-			case strings.HasPrefix(rest, " "):
-				rest = rest[1:]
-			case strings.HasPrefix(rest, "\t"):
-				rest = "  " + rest[1:] // the tab's columns after the one the marker takes
-			}
-			inner = append(inner, rest)
-			f.see(rest)
-		case p.lazy(ln, inner, f):
-			inner = append(inner, ln)
-		default:
-			p.add(&block{kind: bQuote, kids: parseNested(inner, p.refs, p.depth+1), first: i, last: j - 1})
-			return j
-		}
-	}
-	p.add(&block{kind: bQuote, kids: parseNested(inner, p.refs, p.depth+1), first: i, last: j - 1})
 	return j
 }
 
-// lazy reports whether ln continues the paragraph a container's inner
-// lines end with, though it lacks the container's marker or indent.
-func (p *blockParser) lazy(ln string, inner []string, f fenceState) bool {
-	if isBlank(ln) || len(inner) == 0 || isBlank(inner[len(inner)-1]) || f.open != "" {
-		return false
+func (p *blockParser) html(i, kind int) int {
+	b := &block{kind: bHTML, first: i}
+	j := i
+	for ; p.src.has(j) && !p.src.isLazy(j); j++ {
+		ln := p.src.text[j]
+		if kind >= 6 && isBlank(ln) {
+			break
+		}
+		b.lines = append(b.lines, ln)
+		if kind <= 5 && htmlEnds(ln, kind, j == i) {
+			j++
+			break
+		}
 	}
-	if ind, _ := indentOf(inner[len(inner)-1]); ind >= 4 {
-		return false // the last inner line is code, not a paragraph
+	b.last = j - 1
+	p.add(b)
+	return j
+}
+
+// source is a container's lines, its markers stripped, found as its
+// parser asks for them. A line without the container's marker (or, in a
+// list item, its indent) still belongs to it when it continues a
+// paragraph open at the end of the container's content: a lazy line.
+// Whether one is open there only the parse of that content can tell, so
+// such a line is added marked lazy, and parseNested ends the container
+// before it when no paragraph is open to take it. A lazy line opens no
+// block (lazyText), so only the readers that take lines without
+// classifying them (code, HTML) stop at one themselves; a container
+// inside this one takes it as lazy too, for its own paragraph. Found as
+// they are asked for, a container's lines are read once: read to its
+// end first, every container cut short by a lazy line would have read
+// the rest of the text for nothing.
+type source struct {
+	text []string
+	lazy []bool // nil for a document: no line of it is lazy
+	// next adds the container's next line and reports whether there was
+	// one; nil once there was not (and for a document).
+	next func(*source) bool
+}
+
+func (s *source) has(j int) bool {
+	for j >= len(s.text) && s.next != nil {
+		if !s.next(s) {
+			s.next = nil
+		}
 	}
-	last := strings.TrimLeft(inner[len(inner)-1], " \t")
-	if isRule(last) || atxLevel(last) > 0 || fenceOpen(last) != "" {
-		return false
+	return j < len(s.text)
+}
+
+func (s *source) isLazy(j int) bool { return j < len(s.lazy) && s.lazy[j] }
+
+func (s *source) add(ln string, lazy bool) {
+	s.text = append(s.text, ln)
+	s.lazy = append(s.lazy, lazy)
+}
+
+// lazyText reports whether ln, lacking a container's marker, may be a
+// lazy line (CommonMark's lazy continuation line): it is not blank and
+// opens no block where the container is, outside its paragraph. So a
+// setext underline is text there (it would be the paragraph's), and any
+// list item opens a list (the rules for interrupting a paragraph are for
+// a line inside it); an HTML tag alone on its line never interrupts one.
+func lazyText(ln string) bool {
+	o := classify(ln, false)
+	return o.kind == lText || o.kind == lIndented || (o.kind == lHTML && o.html == 7)
+}
+
+// quote reads a block quote from line i: the lines that have its marker,
+// stripped of it, and lazy lines as they are.
+func (p *blockParser) quote(i int) int {
+	j := i // the next of p's lines for the quote to look at
+	src := &source{next: func(s *source) bool {
+		if !p.src.has(j) {
+			return false
+		}
+		ln := p.src.text[j]
+		switch {
+		case isQuoteMarked(ln): // never a line lazy for an outer container: that opens no quote
+			s.add(stripQuoteMarker(ln), false)
+		case p.src.isLazy(j) || lazyText(ln):
+			s.add(ln, true)
+		default:
+			return false
+		}
+		j++
+		return true
+	}}
+	kids, n := parseNested(src, p.refs, p.depth+1)
+	p.add(&block{kind: bQuote, kids: kids, first: i, last: i + n - 1})
+	return i + n
+}
+
+// isQuoteMarked reports whether ln has a block quote's marker.
+func isQuoteMarked(ln string) bool {
+	ind, n := indentOf(ln)
+	return ind < 4 && n < len(ln) && ln[n] == '>'
+}
+
+// stripQuoteMarker is ln after its block quote marker and the space or
+// tab after it.
+func stripQuoteMarker(ln string) string {
+	rest := strings.TrimLeft(ln, " \t")[1:]
+	switch {
+	case strings.HasPrefix(rest, " "):
+		rest = rest[1:]
+	case strings.HasPrefix(rest, "\t"):
+		rest = "  " + rest[1:] // the tab's columns after the one the marker takes
 	}
-	rest := strings.TrimLeft(ln, " \t")
-	return !startsBlock(ln, true) && setextLevel(rest) == 0
+	return rest
 }
 
 // list collects the items of one list, the first marked by first at
@@ -273,73 +357,80 @@ func (p *blockParser) list(i int, first marker) int {
 // nextItem returns the marker of the item line j starts when that item
 // belongs to a list of ch (a bullet or a delimiter).
 func (p *blockParser) nextItem(j int, ch byte) (marker, bool) {
-	if j >= len(p.lines) {
+	if !p.src.has(j) {
 		return marker{}, false
 	}
-	o := classify(p.lines[j], false)
+	o := classify(p.src.text[j], false)
 	return o.mark, o.kind == lItem && o.mark.ch == ch
 }
 
-// item collects one list item's lines from line i, stripped of its
-// content indent, and returns it, the line after it and whether it ended
-// with blank lines.
+// item reads one list item from line i, marked by m: the lines indented
+// to its content, stripped of that indent, lazy lines as they are, and
+// blank lines between them. It returns the item, the line after it (and
+// after the blank lines it ended with) and whether there were some.
 func (p *blockParser) item(i int, m marker) (*block, int, bool) {
-	inner := []string{m.content}
-	var f fenceState
-	f.see(m.content)
-	j := i + 1
-	for ; j < len(p.lines); j++ {
-		ln := p.lines[j]
-		if isBlank(ln) {
-			if isBlank(inner[0]) && len(inner) == 1 {
-				break // an item may start with one blank line, not two
+	j := i + 1 // the next of p's lines for the item to look at
+	blankEnd := false
+	src := &source{next: func(s *source) bool {
+		if !p.src.has(j) {
+			return false
+		}
+		ln := p.src.text[j]
+		switch {
+		case isBlank(ln):
+			if len(s.text) == 1 && isBlank(s.text[0]) {
+				return false // an item may start with one blank line, not two
 			}
-			inner = append(inner, "")
-			continue
+			k := p.blankRun(j)
+			if !p.continuesItem(k, m) {
+				// Blank lines the item does not go on after are not its.
+				j, blankEnd = k, true
+				return false
+			}
+			for ; j < k; j++ {
+				s.add("", false)
+			}
+			return true
+		case p.continuesItem(j, m):
+			s.add(stripCols(ln, m.indent), false)
+		case p.src.isLazy(j) || lazyText(ln):
+			s.add(ln, true)
+		default:
+			return false
 		}
-		if ind, _ := indentOf(ln); ind >= m.indent {
-			s := stripCols(ln, m.indent)
-			inner = append(inner, s)
-			f.see(s)
-			continue
-		}
-		if p.lazy(ln, inner, f) && !isListStart(ln) {
-			inner = append(inner, strings.TrimLeft(ln, " \t"))
-			continue
-		}
-		break
+		j++
+		return true
+	}}
+	src.add(m.content, false)
+	kids, n := parseNested(src, p.refs, p.depth+1)
+	next := j
+	if n < len(src.text) { // it ended before a lazy line
+		next, blankEnd = i+n, false
 	}
-	n := len(inner)
-	for n > 1 && inner[n-1] == "" {
-		n--
-	}
-	blankEnd := n < len(inner)
-	kids := parseNested(inner[:n], p.refs, p.depth+1)
 	item := &block{kind: bItem, kids: kids, tight: true, first: i, last: i + n - 1}
 	for k := 1; k < len(kids); k++ {
 		if kids[k].first > kids[k-1].last+1 {
 			item.tight = false // a blank line between two of its blocks
 		}
 	}
-	return item, j, blankEnd
+	return item, next, blankEnd
 }
 
-func (p *blockParser) html(i, kind int) int {
-	b := &block{kind: bHTML, first: i}
-	j := i
-	for ; j < len(p.lines); j++ {
-		ln := p.lines[j]
-		if kind >= 6 && isBlank(ln) {
-			break
-		}
-		b.lines = append(b.lines, ln)
-		if kind <= 5 && htmlEnds(ln, kind, j == i) {
-			j++
-			break
-		}
+// continuesItem reports whether line k is indented to the content of
+// an item marked by m (and so, after blank lines, still in it).
+func (p *blockParser) continuesItem(k int, m marker) bool {
+	if !p.src.has(k) || p.src.isLazy(k) {
+		return false
 	}
-	b.last = j - 1
-	p.add(b)
+	ind, _ := indentOf(p.src.text[k])
+	return ind >= m.indent
+}
+
+// blankRun returns the line after the blank lines from j.
+func (p *blockParser) blankRun(j int) int {
+	for p.src.has(j) && isBlank(p.src.text[j]) {
+		j++
+	}
 	return j
 }
 
@@ -406,18 +497,6 @@ func (o *opener) classifyRest(inPara bool) {
 	}
 }
 
-// startsBlock reports whether ln opens a block other than a paragraph or
-// indented code; inPara as for classify.
-func startsBlock(ln string, inPara bool) bool {
-	switch classify(ln, inPara).kind {
-	case lText, lBlank, lIndented:
-		return false
-	}
-	return true
-}
-
-func isListStart(ln string) bool { return classify(ln, false).kind == lItem }
-
 // marker is a list item's marker: its kind (the bullet, or the
 // delimiter of a number), number, content indent and first line.
 type marker struct {
@@ -461,22 +540,6 @@ func listMarker(ind int, s string) (marker, bool) {
 		m.indent, m.content = ind+w+sp, after[sb:]
 	}
 	return m, true
-}
-
-// fenceState follows the code fences of a container's lines, so that a
-// line inside fenced code is not taken for a lazy continuation.
-type fenceState struct{ open string }
-
-func (f *fenceState) see(ln string) {
-	if f.open != "" {
-		if fenceCloses(ln, f.open) {
-			f.open = ""
-		}
-		return
-	}
-	if ind, _ := indentOf(ln); ind < 4 {
-		f.open = fenceOpen(strings.TrimLeft(ln, " \t"))
-	}
 }
 
 // fenceOpen returns the fence rest starts with (three or more backticks

@@ -40,7 +40,8 @@ func BenchmarkRender(b *testing.B) {
 // rescan the rest of the text at every byte: brackets around a shortcut
 // reference, bare ampersands, unclosed angle brackets, comments,
 // instructions, declarations and attribute values, or to join the rest
-// of a paragraph at each of its reference definitions. Each must cost
+// of a paragraph at each of its reference definitions, or to read the
+// rest of the text for each quote that a line without its marker ends. Each must cost
 // about what plain text of its size does (it was 0.68 s, 0.53 s for
 // 200 KB, and growing with the square of the size).
 func BenchmarkRenderHostile(b *testing.B) {
@@ -53,6 +54,7 @@ func BenchmarkRenderHostile(b *testing.B) {
 		{"declarations", "x " + strings.Repeat("<!A", 7000)},
 		{"quotes", "x " + strings.Repeat(`<a b='`, 3500)},
 		{"definitions", strings.Repeat("[a]: u\n", 3000) + "[a]"},
+		{"lazy", strings.Repeat("> ```\nx\n", 2500)},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			r := New(100, Plain)

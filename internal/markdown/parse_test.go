@@ -84,6 +84,50 @@ func TestCommonMark(t *testing.T) {
 	}
 }
 
+// TestLazyContinuation: a line without its container's marker (a
+// quote's ">", an item's indent) stays in the container only when it
+// would be a paragraph's continuation there, and only when a paragraph
+// is open at the end of the container's content (CommonMark's lazy
+// continuation line). A line that opens a block where the container is
+// ends it: a fence, a list item, a rule, a heading, an HTML block.
+func TestLazyContinuation(t *testing.T) {
+	rule := strings.Repeat("─", 80)
+	tests := []struct{ name, src, want string }{
+		{"a text line is lazy", "> a\nb", "│ a b"},
+		{"a fence is not", "> a\n```\nb", "│ a\n\n  b"},
+		{"a bullet item is not", "> a\n- b", "│ a\n\n• b"},
+		{"an empty item is not", "> a\n-", "│ a\n\n•"},
+		{"an ordered item not from 1 is not, though it cannot interrupt a paragraph", "> a\n2. b", "│ a\n\n2. b"},
+		{"a rule is not", "> a\n***", "│ a\n\n" + rule},
+		{"a dash rule is not, though it would underline the paragraph", "> a\n---", "│ a\n\n" + rule},
+		{"an ATX heading is not", "> a\n# h", "│ a\n\n# h"},
+		{"an equals underline is text: the paragraph it would underline is inside", "> a\n===", "│ a ==="},
+		{"an HTML block is not", "> a\n<div>", "│ a\n\n<div>"},
+		{"a tag alone on its line is, as it cannot interrupt a paragraph", "> a\n<span>", "│ a <span>"},
+		{"a line indented four is", "> a\n    - b", "│ a - b"},
+		{"none after an HTML block", "> <div>\nb", "│ <div>\n\nb"},
+		{"none after a setext heading", "> a\n> ===\nb", "│ # a\n\nb"},
+		{"none after an empty item", "> -\nb", "│ •\n\nb"},
+		{"none after a blank line", "> a\n>\nb", "│ a\n\nb"},
+		{"none inside a fence", "> ```\nb", "│\n\nb"},
+		{"none after indented code, though indented four", ">     a\n    b", "│   a\n\n  b"},
+		{"none inside a fence in an item in a quote", "> - ```\n  b", "│ •\n\nb"},
+		{"one after a continuation line indented four", "> a\n>     b\nc", "│ a b c"},
+		{"one indented four after list items indented less", "- a\n - b\n  - c\n   - d\n    - e", "• a\n• b\n• c\n• d - e"},
+		{"one for a nested quote", "> > a\nb", "│ │ a b"},
+		{"one for a quote in an item", "- a\n  > b\nc", "• a\n  │ b c"},
+		{"one for an item in a quote", "> - a\n  b", "│ • a b"},
+		{"marked lines after one", "> a\nb\n> c", "│ a b c"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := New(80, Plain).Render(tt.src); got != tt.want {
+				t.Fatalf("Render(%q)\n got %q\nwant %q", tt.src, got, tt.want)
+			}
+		})
+	}
+}
+
 // TestEmphasis checks CommonMark's delimiter rules by the styles they
 // give: which runs open and close, and which are left as text.
 func TestEmphasis(t *testing.T) {
