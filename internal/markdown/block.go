@@ -378,12 +378,11 @@ func (p *blockParser) item(i int, m marker) (*block, int, bool) {
 		ln := p.src.text[j]
 		switch {
 		case isBlank(ln):
-			if len(s.text) == 1 && isBlank(s.text[0]) {
-				return false // an item may start with one blank line, not two
-			}
+			// Blank lines the item does not go on after are not its, and
+			// an item may start with one blank line, not two; its list may
+			// go on after them.
 			k := p.blankRun(j)
-			if !p.continuesItem(k, m) {
-				// Blank lines the item does not go on after are not its.
+			if (len(s.text) == 1 && isBlank(s.text[0])) || !p.continuesItem(k, m) {
 				j, blankEnd = k, true
 				return false
 			}

@@ -70,6 +70,8 @@ func TestCommonMark(t *testing.T) {
 		{"lazy list item continuation", "- a\nb", "• a b"},
 		{"star rule is not a list", "* a\n* * *", "• a\n\n" + strings.Repeat("─", 80)},
 		{"empty item", "-\n- b", "•\n• b"},
+		{"an empty item ends at a blank line, its list goes on", "* a\n*\n\n* c", "• a\n\n•\n\n• c"},
+		{"a list loose from an empty item's blank line", "-\n\n- b\n- c", "•\n\n• b\n\n• c"},
 		{"table cells are inline only", "| a | b |\n|---|---|\n| - | >=1 |", "a │ b\n──┼────\n- │ >=1"},
 		{"escaped pipe stays in its cell", "| a |\n|---|\n| x \\| y |", "a\n─────\nx | y"},
 		{"table in a tight list", "- | a |\n  |---|\n  | b |", "• a\n  ─\n  b"},
