@@ -87,18 +87,14 @@ func (p *blockParser) add(b *block) { p.out = append(p.out, b) }
 
 // step reads the block starting at line i and returns the next line.
 func (p *blockParser) step(i int) int {
-	ln := p.src.text[i]
-	o := classify(ln, p.para != nil)
+	o := classify(p.src.text[i], p.para != nil)
+	// An underline ends a paragraph as a heading before it can be a rule.
+	// Under a paragraph of reference definitions only it is no heading's,
+	// and it is what it was in the paragraph: "-" is text, not an empty
+	// item, as commonmark.js has it.
 	if p.para != nil && o.ind < 4 {
-		// An underline ends a paragraph as a heading before it can be
-		// a rule or a list item.
-		if lvl := setextLevel(o.rest); lvl > 0 {
-			if p.setext(lvl, i) {
-				return i + 1
-			}
-			// The paragraph was only reference definitions: the line is
-			// what it is outside one.
-			o = classify(ln, false)
+		if lvl := setextLevel(o.rest); lvl > 0 && p.setext(lvl, i) {
+			return i + 1
 		}
 	}
 	if (o.kind == lQuote || o.kind == lItem) && p.depth >= maxDepth {

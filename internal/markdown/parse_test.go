@@ -26,6 +26,7 @@ func TestCommonMark(t *testing.T) {
 		{"definition over three lines", "[a]\n\n[a]:\n  https://x.test\n  \"T\"", "a (https://x.test)"},
 		{"definition over five lines, its label and title over two each", "[multi\nline]:\n/u\n'one\ntwo'\n[Multi line]", "Multi line (/u)"},
 		{"a title over four lines", "[t]: /u 'a\nb\nc\nd'\n\n[t]", "t (/u)"},
+		{"an underline under definitions only is text as in their paragraph", "[a]: /u\n-\n\n[a]", "-\n\na (/u)"},
 		{"definitions in a row, then text", "[a]: /x\n[b]:\n/y (T\nU)\n[a] [b]", "a (/x) b (/y)"},
 		{"text after a title: the definition ends at its destination", "[a]: /u\n't' x\n[a]", "'t' x a (/u)"},
 		{"unknown reference is text", "[a][b]", "[a][b]"},
