@@ -98,7 +98,7 @@ func (p *blockParser) step(i int) int {
 		}
 	}
 	if (o.kind == lQuote || o.kind == lItem) && p.depth >= maxDepth {
-		o.kind = lText
+		o.kind = lText // past maxDepth a container's marker is text
 	}
 	switch o.kind {
 	case lBlank:
