@@ -4,11 +4,12 @@ import "strings"
 
 // The block parser: CommonMark's block structure, line by line, for what
 // a model writes (headings, paragraphs, fenced and indented code, lists,
-// block quotes, rules, HTML shown as text, link reference definitions on
-// one line). Containers are parsed by collecting their lines with the
-// markers stripped and parsing those again, which keeps each rule in one
-// function. Nothing here is built before Render is called: there are no
-// tables, only code.
+// block quotes, rules, HTML shown as text, link reference definitions).
+// A container's lines are parsed again, their markers stripped, by a
+// parser of their own, which keeps each rule in one function; they are
+// found as that parser asks for them, since where a container ends
+// depends on its content (see source). Nothing here is built before
+// Render is called: there are no tables, only code.
 
 type blockKind uint8
 
@@ -42,7 +43,7 @@ type block struct {
 
 // blockParser reads one container's lines into blocks.
 type blockParser struct {
-	lines []string
+	src   *source
 	out   []*block
 	para  *block // the open paragraph, if any
 	refs  map[string]string
@@ -57,80 +58,92 @@ const maxDepth = 32
 // parseBlocks parses a container's lines; refs collects the link
 // reference definitions (the labels normalised).
 func parseBlocks(lines []string, refs map[string]string) []*block {
-	return parseNested(lines, refs, 0)
+	b, _ := parseNested(&source{text: lines}, refs, 0)
+	return b
 }
 
-func parseNested(lines []string, refs map[string]string, depth int) []*block {
-	p := &blockParser{lines: lines, refs: refs, depth: depth}
-	for i := 0; i < len(lines); {
+// parseNested parses a container's lines and returns its blocks and how
+// many of its lines they take: all of them, or those before a lazy line
+// that finds no paragraph to continue, where the container ends.
+func parseNested(src *source, refs map[string]string, depth int) ([]*block, int) {
+	p := &blockParser{src: src, refs: refs, depth: depth}
+	i := 0
+	for src.has(i) {
+		if src.isLazy(i) {
+			if p.para == nil {
+				break
+			}
+			p.addText(i, strings.TrimLeft(src.text[i], " \t"))
+			i++
+			continue
+		}
 		i = p.step(i)
 	}
 	p.closePara()
-	return p.out
+	return p.out, i
 }
 
 func (p *blockParser) add(b *block) { p.out = append(p.out, b) }
 
 // step reads the block starting at line i and returns the next line.
 func (p *blockParser) step(i int) int {
-	ln := p.lines[i]
-	if isBlank(ln) {
+	o := classify(p.src.text[i], p.para != nil)
+	// An underline ends a paragraph as a heading before it can be a rule.
+	// Under a paragraph of reference definitions only it is no heading's,
+	// and it is what it was in the paragraph: "-" is text, not an empty
+	// item, as commonmark.js has it.
+	if p.para != nil && o.ind < 4 {
+		if lvl := setextLevel(o.rest); lvl > 0 && p.setext(lvl, i) {
+			return i + 1
+		}
+	}
+	if (o.kind == lQuote || o.kind == lItem) && p.depth >= maxDepth {
+		o.kind = lText // past maxDepth a container's marker is text
+	}
+	switch o.kind {
+	case lBlank:
 		p.closePara()
 		return i + 1
-	}
-	ind, _ := indentOf(ln)
-	if ind >= 4 {
-		if p.para != nil { // a continuation line of the paragraph
-			p.para.lines = append(p.para.lines, strings.TrimLeft(ln, " \t"))
-			p.para.last = i
-			return i + 1
+	case lIndented:
+		if p.para == nil {
+			return p.indentedCode(i)
 		}
-		return p.indentedCode(i)
-	}
-	rest := strings.TrimLeft(ln, " \t")
-	if p.para != nil {
-		if lvl := setextLevel(rest); lvl > 0 && p.setext(lvl, i) {
-			return i + 1
-		}
-	}
-	if startsBlock(ln, p.para != nil) && !p.tooDeep(ln) {
+	case lText:
+	default:
 		p.closePara()
-		switch {
-		case isRule(rest):
-			p.add(&block{kind: bRule, first: i, last: i})
-			return i + 1
-		case atxLevel(rest) > 0:
-			p.add(atxHeading(rest, i))
-			return i + 1
-		case fenceOpen(rest) != "":
-			return p.fenced(i)
-		case rest[0] == '>':
-			return p.quote(i)
-		case htmlStart(rest, true) > 0:
-			return p.html(i, htmlStart(rest, true))
-		}
-		if _, ok := listMarker(ln); ok {
-			return p.list(i)
-		}
+		return p.open(i, o)
 	}
-	if p.para == nil {
-		if htmlStart(rest, false) == 7 {
-			return p.html(i, 7)
-		}
-		p.para = &block{kind: bPara, first: i}
-	}
-	p.para.lines = append(p.para.lines, rest)
-	p.para.last = i
+	p.addText(i, o.rest) // a continuation line loses its indent
 	return i + 1
 }
 
-// tooDeep reports whether ln opens a container past maxDepth.
-func (p *blockParser) tooDeep(ln string) bool {
-	if p.depth < maxDepth {
-		return false
+// addText adds line i, s, to the open paragraph, opening one if none is.
+func (p *blockParser) addText(i int, s string) {
+	if p.para == nil {
+		p.para = &block{kind: bPara, first: i}
 	}
-	rest := strings.TrimLeft(ln, " \t")
-	return rest[0] == '>' || (isListStart(ln) && !isRule(rest))
+	p.para.lines = append(p.para.lines, s)
+	p.para.last = i
+}
+
+// open reads the block other than a paragraph or indented code that o,
+// line i, opens and returns the line after it.
+func (p *blockParser) open(i int, o opener) int {
+	switch o.kind {
+	case lRule:
+		p.add(&block{kind: bRule, first: i, last: i})
+		return i + 1
+	case lATX:
+		p.add(atxHeading(o.rest, o.level, i))
+		return i + 1
+	case lFence:
+		return p.fenced(i, o)
+	case lQuote:
+		return p.quote(i)
+	case lHTML:
+		return p.html(i, o.html)
+	}
+	return p.list(i, o.mark)
 }
 
 // closePara ends the open paragraph: its leading reference definitions
@@ -141,15 +154,8 @@ func (p *blockParser) closePara() {
 		return
 	}
 	p.para = nil
-	for len(b.lines) > 0 && strings.HasPrefix(b.lines[0], "[") {
-		label, dest, n := refDef(b.lines)
-		if n == 0 {
-			break
-		}
-		if _, dup := p.refs[label]; !dup { // the first definition wins
-			p.refs[label] = dest
-		}
-		b.lines = b.lines[n:]
+	if strings.HasPrefix(b.lines[0], "[") {
+		b.lines = b.lines[p.refDefs(strings.Join(b.lines, "\n")):]
 	}
 	if len(b.lines) == 0 {
 		return
@@ -173,8 +179,8 @@ func (p *blockParser) setext(level, i int) bool {
 func (p *blockParser) indentedCode(i int) int {
 	b := &block{kind: bCode, first: i}
 	end := i
-	for j := i; j < len(p.lines); j++ {
-		ln := p.lines[j]
+	for j := i; p.src.has(j) && !p.src.isLazy(j); j++ {
+		ln := p.src.text[j]
 		if !isBlank(ln) {
 			if ind, _ := indentOf(ln); ind < 4 {
 				break
@@ -183,155 +189,36 @@ func (p *blockParser) indentedCode(i int) int {
 		}
 	}
 	for j := i; j <= end; j++ {
-		b.lines = append(b.lines, stripCols(p.lines[j], 4))
+		b.lines = append(b.lines, stripCols(p.src.text[j], 4))
 	}
 	b.last = end
 	p.add(b)
 	return end + 1
 }
 
-func (p *blockParser) fenced(i int) int {
-	ind, _ := indentOf(p.lines[i])
-	rest := strings.TrimLeft(p.lines[i], " \t")
-	fence := fenceOpen(rest)
-	b := &block{kind: bCode, first: i, info: strings.TrimSpace(rest[len(fence):])}
+// fenced reads the fenced code block o, line i, opens; one not closed
+// runs to the end of its container.
+func (p *blockParser) fenced(i int, o opener) int {
+	b := &block{kind: bCode, first: i, info: strings.TrimSpace(o.rest[len(o.fence):])}
 	j := i + 1
-	for ; j < len(p.lines); j++ {
-		if fenceCloses(p.lines[j], fence) {
-			break
+	for ; p.src.has(j) && !p.src.isLazy(j); j++ {
+		if fenceCloses(p.src.text[j], o.fence) {
+			b.last = j
+			p.add(b)
+			return j + 1
 		}
-		b.lines = append(b.lines, stripCols(p.lines[j], ind))
+		b.lines = append(b.lines, stripCols(p.src.text[j], o.ind))
 	}
-	b.last = min(j, len(p.lines)-1)
+	b.last = j - 1
 	p.add(b)
-	return j + 1 // past the closing fence (or the end: unclosed runs to it)
-}
-
-// quote collects a block quote's lines, markers stripped, lazy
-// paragraph continuation lines as they are.
-func (p *blockParser) quote(i int) int {
-	var inner []string
-	var f fenceState
-	j := i
-	for ; j < len(p.lines); j++ {
-		ln := p.lines[j]
-		ind, _ := indentOf(ln)
-		rest := strings.TrimLeft(ln, " \t")
-		switch {
-		case ind < 4 && rest != "" && rest[0] == '>':
-			rest = rest[1:]
-			switch {
-			case strings.HasPrefix(rest, " "):
-				rest = rest[1:]
-			case strings.HasPrefix(rest, "\t"):
-				rest = "  " + rest[1:] // the tab's columns after the one the marker takes
-			}
-			inner = append(inner, rest)
-			f.see(rest)
-		case p.lazy(ln, inner, f):
-			inner = append(inner, ln)
-		default:
-			p.add(&block{kind: bQuote, kids: parseNested(inner, p.refs, p.depth+1), first: i, last: j - 1})
-			return j
-		}
-	}
-	p.add(&block{kind: bQuote, kids: parseNested(inner, p.refs, p.depth+1), first: i, last: j - 1})
 	return j
-}
-
-// lazy reports whether ln continues the paragraph a container's inner
-// lines end with, though it lacks the container's marker or indent.
-func (p *blockParser) lazy(ln string, inner []string, f fenceState) bool {
-	if isBlank(ln) || len(inner) == 0 || isBlank(inner[len(inner)-1]) || f.open != "" {
-		return false
-	}
-	if ind, _ := indentOf(inner[len(inner)-1]); ind >= 4 {
-		return false // the last inner line is code, not a paragraph
-	}
-	last := strings.TrimLeft(inner[len(inner)-1], " \t")
-	if isRule(last) || atxLevel(last) > 0 || fenceOpen(last) != "" {
-		return false
-	}
-	rest := strings.TrimLeft(ln, " \t")
-	return !startsBlock(ln, true) && setextLevel(rest) == 0
-}
-
-// list collects the items of one list: same bullet, or same delimiter.
-func (p *blockParser) list(i int) int {
-	first, _ := listMarker(p.lines[i])
-	l := &block{kind: bList, ordered: first.ordered, start: first.num, tight: true, first: i}
-	j := i
-	for j < len(p.lines) {
-		m, ok := listMarker(p.lines[j])
-		if !ok || m.ch != first.ch || isRule(strings.TrimLeft(p.lines[j], " \t")) {
-			break
-		}
-		item, next, blankEnd := p.item(j, m)
-		l.kids = append(l.kids, item)
-		l.last = item.last
-		if !item.tight {
-			l.tight = false
-		}
-		j = next
-		if blankEnd && j < len(p.lines) {
-			if m2, ok := listMarker(p.lines[j]); ok && m2.ch == first.ch && !isRule(strings.TrimLeft(p.lines[j], " \t")) {
-				l.tight = false // a blank line between two items
-			}
-		}
-	}
-	p.add(l)
-	return j
-}
-
-// item collects one list item's lines from line i, stripped of its
-// content indent, and returns it, the line after it and whether it ended
-// with blank lines.
-func (p *blockParser) item(i int, m marker) (*block, int, bool) {
-	inner := []string{m.content}
-	var f fenceState
-	f.see(m.content)
-	j := i + 1
-	for ; j < len(p.lines); j++ {
-		ln := p.lines[j]
-		if isBlank(ln) {
-			if isBlank(inner[0]) && len(inner) == 1 {
-				break // an item may start with one blank line, not two
-			}
-			inner = append(inner, "")
-			continue
-		}
-		if ind, _ := indentOf(ln); ind >= m.indent {
-			s := stripCols(ln, m.indent)
-			inner = append(inner, s)
-			f.see(s)
-			continue
-		}
-		if p.lazy(ln, inner, f) && !isListStart(ln) {
-			inner = append(inner, strings.TrimLeft(ln, " \t"))
-			continue
-		}
-		break
-	}
-	n := len(inner)
-	for n > 1 && inner[n-1] == "" {
-		n--
-	}
-	blankEnd := n < len(inner)
-	kids := parseNested(inner[:n], p.refs, p.depth+1)
-	item := &block{kind: bItem, kids: kids, tight: true, first: i, last: i + n - 1}
-	for k := 1; k < len(kids); k++ {
-		if kids[k].first > kids[k-1].last+1 {
-			item.tight = false // a blank line between two of its blocks
-		}
-	}
-	return item, j, blankEnd
 }
 
 func (p *blockParser) html(i, kind int) int {
 	b := &block{kind: bHTML, first: i}
 	j := i
-	for ; j < len(p.lines); j++ {
-		ln := p.lines[j]
+	for ; p.src.has(j) && !p.src.isLazy(j); j++ {
+		ln := p.src.text[j]
 		if kind >= 6 && isBlank(ln) {
 			break
 		}
@@ -345,363 +232,3 @@ func (p *blockParser) html(i, kind int) int {
 	p.add(b)
 	return j
 }
-
-// startsBlock reports whether ln opens a block other than a paragraph or
-// indented code; inPara applies the rules for interrupting a paragraph
-// (an empty list item, an ordered one not from 1 and an HTML tag alone
-// on its line cannot).
-func startsBlock(ln string, inPara bool) bool {
-	ind, _ := indentOf(ln)
-	if ind >= 4 {
-		return false
-	}
-	rest := strings.TrimLeft(ln, " \t")
-	if rest == "" {
-		return false
-	}
-	if isRule(rest) || atxLevel(rest) > 0 || fenceOpen(rest) != "" || rest[0] == '>' || htmlStart(rest, inPara) > 0 {
-		return true
-	}
-	m, ok := listMarker(ln)
-	if !ok {
-		return false
-	}
-	return !inPara || (!isBlank(m.content) && (!m.ordered || m.num == 1))
-}
-
-func isListStart(ln string) bool {
-	_, ok := listMarker(ln)
-	return ok
-}
-
-// marker is a list item's marker: its kind (the bullet, or the
-// delimiter of a number), number, content indent and first line.
-type marker struct {
-	ch      byte
-	ordered bool
-	num     int
-	indent  int // the columns of the marker and the spaces after it
-	content string
-}
-
-func listMarker(ln string) (marker, bool) {
-	ind, n := indentOf(ln)
-	if ind >= 4 {
-		return marker{}, false
-	}
-	s := ln[n:]
-	var m marker
-	w := 0
-	switch {
-	case s != "" && (s[0] == '-' || s[0] == '+' || s[0] == '*'):
-		m.ch, w = s[0], 1
-	default:
-		for w < len(s) && w < 9 && s[w] >= '0' && s[w] <= '9' {
-			m.num = m.num*10 + int(s[w]-'0')
-			w++
-		}
-		if w == 0 || w >= len(s) || (s[w] != '.' && s[w] != ')') {
-			return marker{}, false
-		}
-		m.ch, m.ordered = s[w], true
-		w++
-	}
-	after := s[w:]
-	if after != "" && after[0] != ' ' && after[0] != '\t' {
-		return marker{}, false
-	}
-	sp, sb := indentOf(after)
-	switch {
-	case isBlank(after):
-		m.indent, m.content = ind+w+1, ""
-	case sp > 4: // the content is indented code: one space belongs to the marker
-		m.indent, m.content = ind+w+1, stripCols(after, 1)
-	default:
-		m.indent, m.content = ind+w+sp, after[sb:]
-	}
-	return m, true
-}
-
-// fenceState follows the code fences of a container's lines, so that a
-// line inside fenced code is not taken for a lazy continuation.
-type fenceState struct{ open string }
-
-func (f *fenceState) see(ln string) {
-	if f.open != "" {
-		if fenceCloses(ln, f.open) {
-			f.open = ""
-		}
-		return
-	}
-	if ind, _ := indentOf(ln); ind < 4 {
-		f.open = fenceOpen(strings.TrimLeft(ln, " \t"))
-	}
-}
-
-// fenceOpen returns the fence rest starts with (three or more backticks
-// or tildes; a backtick fence's info string has no backtick), or "".
-func fenceOpen(rest string) string {
-	if len(rest) < 3 || (rest[0] != '`' && rest[0] != '~') {
-		return ""
-	}
-	n := 0
-	for n < len(rest) && rest[n] == rest[0] {
-		n++
-	}
-	if n < 3 || (rest[0] == '`' && strings.IndexByte(rest[n:], '`') >= 0) {
-		return ""
-	}
-	return rest[:n]
-}
-
-func fenceCloses(ln, fence string) bool {
-	ind, n := indentOf(ln)
-	if ind >= 4 {
-		return false
-	}
-	s := ln[n:]
-	k := 0
-	for k < len(s) && s[k] == fence[0] {
-		k++
-	}
-	return k >= len(fence) && isBlank(s[k:])
-}
-
-func isRule(rest string) bool {
-	if rest == "" || (rest[0] != '-' && rest[0] != '*' && rest[0] != '_') {
-		return false
-	}
-	n := 0
-	for i := 0; i < len(rest); i++ {
-		switch rest[i] {
-		case rest[0]:
-			n++
-		case ' ', '\t':
-		default:
-			return false
-		}
-	}
-	return n >= 3
-}
-
-// atxLevel is the level of the "#" heading rest starts, or 0.
-func atxLevel(rest string) int {
-	n := 0
-	for n < len(rest) && rest[n] == '#' {
-		n++
-	}
-	if n == 0 || n > 6 || (n < len(rest) && rest[n] != ' ' && rest[n] != '\t') {
-		return 0
-	}
-	return n
-}
-
-func atxHeading(rest string, i int) *block {
-	lvl := atxLevel(rest)
-	s := strings.TrimSpace(rest[lvl:])
-	// A closing run of '#' goes when a space (or nothing) is before it.
-	if t := strings.TrimRight(s, "#"); t != s && (t == "" || t[len(t)-1] == ' ' || t[len(t)-1] == '\t') {
-		s = strings.TrimSpace(t)
-	}
-	return &block{kind: bHeading, level: lvl, lines: []string{s}, first: i, last: i}
-}
-
-// setextLevel is 1 for a "===" underline, 2 for "---", else 0.
-func setextLevel(rest string) int {
-	s := strings.TrimRight(rest, " \t")
-	if s == "" || strings.Trim(s, string(s[0])) != "" {
-		return 0
-	}
-	switch s[0] {
-	case '=':
-		return 1
-	case '-':
-		return 2
-	}
-	return 0
-}
-
-// refDef reads a link reference definition from the start of a
-// paragraph's lines: [label]: destination, optionally a title, the
-// destination and the title each on the same line or the next. It
-// returns how many lines the definition takes, or 0 when there is none.
-func refDef(lines []string) (label, dest string, n int) {
-	// Three lines are the most one definition may take.
-	src := strings.Join(lines[:min(len(lines), 3)], "\n")
-	end := linkLabelEnd(src, 0)
-	if end < 0 || end+1 >= len(src) || src[end+1] != ':' {
-		return "", "", 0
-	}
-	label = normLabel(src[1:end])
-	if label == "" {
-		return "", "", 0
-	}
-	i := skipOneLine(src, end+2)
-	d, dn, ok := linkDest(src[i:])
-	if !ok || (dn == 0 && !strings.HasPrefix(src[i:], "<")) {
-		return "", "", 0
-	}
-	i += dn
-	// The definition ends here when the rest of the line is blank, unless
-	// a title follows (on this line or the next).
-	atEOL := isBlank(lineRest(src, i))
-	if j := skipOneLine(src, i); j > i && j < len(src) {
-		if tn, ok := linkTitle(src[j:]); ok && isBlank(lineRest(src, j+tn)) {
-			return label, d, strings.Count(src[:j+tn], "\n") + 1
-		}
-	}
-	if !atEOL {
-		return "", "", 0
-	}
-	return label, d, strings.Count(src[:i], "\n") + 1
-}
-
-// skipOneLine skips spaces and tabs and at most one line break.
-func skipOneLine(s string, i int) int {
-	i = skipSpaces(s, i)
-	if i < len(s) && s[i] == '\n' {
-		i = skipSpaces(s, i+1)
-	}
-	return i
-}
-
-// lineRest is s from i to the end of its line.
-func lineRest(s string, i int) string {
-	if e := strings.IndexByte(s[i:], '\n'); e >= 0 {
-		return s[i : i+e]
-	}
-	return s[i:]
-}
-
-// htmlStart is the kind (1–7, as CommonMark numbers them) of the HTML
-// block rest opens, or 0; kind 7 (any tag alone on its line) cannot
-// interrupt a paragraph.
-func htmlStart(rest string, inPara bool) int {
-	if len(rest) < 2 || rest[0] != '<' {
-		return 0
-	}
-	low := strings.ToLower(rest[:min(len(rest), 12)])
-	for _, t := range [...]string{"<script", "<pre", "<style", "<textarea"} {
-		if strings.HasPrefix(low, t) && (len(rest) == len(t) || rest[len(t)] == ' ' || rest[len(t)] == '\t' || rest[len(t)] == '>') {
-			return 1
-		}
-	}
-	switch {
-	case strings.HasPrefix(rest, "<!--"):
-		return 2
-	case strings.HasPrefix(rest, "<?"):
-		return 3
-	case strings.HasPrefix(rest, "<![CDATA["):
-		return 5
-	case len(rest) > 2 && rest[1] == '!' && isLetter(rest[2]):
-		return 4
-	}
-	name := rest[1:]
-	name = strings.TrimPrefix(name, "/")
-	n := 0
-	for n < len(name) && (isLetter(name[n]) || (n > 0 && (isDigit(name[n]) || name[n] == '-'))) {
-		n++
-	}
-	if n == 0 {
-		return 0
-	}
-	after := name[n:]
-	if isBlockTag(strings.ToLower(name[:n])) && (after == "" || after[0] == ' ' || after[0] == '\t' || after[0] == '>' || strings.HasPrefix(after, "/>")) {
-		return 6
-	}
-	if !inPara {
-		if tn := htmlTag(rest, nil); tn > 0 && isBlank(rest[tn:]) {
-			return 7
-		}
-	}
-	return 0
-}
-
-// htmlEnds reports whether ln ends an HTML block of kind 1–5.
-func htmlEnds(ln string, kind int, first bool) bool {
-	switch kind {
-	case 1:
-		low := strings.ToLower(ln)
-		return strings.Contains(low, "</script>") || strings.Contains(low, "</pre>") ||
-			strings.Contains(low, "</style>") || strings.Contains(low, "</textarea>")
-	case 2:
-		if first { // the end may not overlap the start's "<!--"
-			if i := strings.Index(ln, "<!--"); i >= 0 {
-				return strings.Contains(ln[i+4:], "-->") || strings.HasPrefix(ln[i+2:], "->") || strings.HasPrefix(ln[i+2:], "-->")
-			}
-		}
-		return strings.Contains(ln, "-->")
-	case 3:
-		if first {
-			if i := strings.Index(ln, "<?"); i >= 0 {
-				return strings.Contains(ln[i+2:], "?>")
-			}
-		}
-		return strings.Contains(ln, "?>")
-	case 4:
-		return strings.Contains(ln, ">")
-	case 5:
-		return strings.Contains(ln, "]]>")
-	}
-	return false
-}
-
-// isBlockTag: the HTML tags that open an HTML block of kind 6.
-func isBlockTag(name string) bool {
-	switch name {
-	case "address", "article", "aside", "base", "basefont", "blockquote", "body", "caption", "center",
-		"col", "colgroup", "dd", "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption",
-		"figure", "footer", "form", "frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head",
-		"header", "hr", "html", "iframe", "legend", "li", "link", "main", "menu", "menuitem", "nav",
-		"noframes", "ol", "optgroup", "option", "p", "param", "search", "section", "summary", "table",
-		"tbody", "td", "tfoot", "th", "thead", "title", "tr", "track", "ul":
-		return true
-	}
-	return false
-}
-
-// indentOf returns the columns of ln's leading spaces and tabs (a tab
-// to the next multiple of four) and their length in bytes.
-func indentOf(ln string) (cols, n int) {
-	for n < len(ln) {
-		switch ln[n] {
-		case ' ':
-			cols++
-		case '\t':
-			cols += 4 - cols%4
-		default:
-			return cols, n
-		}
-		n++
-	}
-	return cols, n
-}
-
-// stripCols removes up to cols columns of leading white space, a tab
-// that is only partly removed leaving its other columns as spaces.
-func stripCols(ln string, cols int) string {
-	c := 0
-	for i := 0; i < len(ln); i++ {
-		if c >= cols {
-			return ln[i:]
-		}
-		switch ln[i] {
-		case ' ':
-			c++
-		case '\t':
-			w := 4 - c%4
-			if c+w > cols {
-				return strings.Repeat(" ", c+w-cols) + ln[i+1:]
-			}
-			c += w
-		default:
-			return ln[i:]
-		}
-	}
-	return ""
-}
-
-func isBlank(s string) bool { return strings.TrimLeft(s, " \t") == "" }
-
-func isLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
-func isDigit(c byte) bool  { return c >= '0' && c <= '9' }

@@ -1,12 +1,9 @@
 package markdown
 
 import (
-	"html"
 	"strings"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/rally-agent/rally/internal/termsafe"
 )
 
 // The inline parser: CommonMark's inline rules for what the UI shows
@@ -110,7 +107,7 @@ func (p *inlineParser) step(i int) int {
 	c := s[i]
 	switch c {
 	case '\\':
-		if i+1 < len(s) && isASCIIPunct(s[i+1]) {
+		if isEscape(s, i) {
 			p.text.WriteByte(s[i+1])
 			return i + 2
 		}
@@ -167,11 +164,30 @@ func (p *inlineParser) step(i int) int {
 	return i + 1
 }
 
+// skipSpaces skips the spaces and tabs from i.
 func skipSpaces(s string, i int) int {
 	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 		i++
 	}
 	return i
+}
+
+// skipWS skips CommonMark's white space between the parts of a link,
+// a reference definition or a tag: spaces and tabs, and at most one
+// line break among them.
+func skipWS(s string, i int) int {
+	i = skipSpaces(s, i)
+	if i < len(s) && s[i] == '\n' {
+		i = skipSpaces(s, i+1)
+	}
+	return i
+}
+
+// isEscape reports whether a backslash escape is at i: a backslash
+// before ASCII punctuation, which stands for the punctuation. Before
+// anything else a backslash is itself.
+func isEscape(s string, i int) bool {
+	return s[i] == '\\' && i+1 < len(s) && isASCIIPunct(s[i+1])
 }
 
 // codeSpan reads a code span opened by a run of backticks at i; with no
@@ -385,380 +401,6 @@ func (p *inlineParser) closeBracket(i int) int {
 		}
 	}
 	return end
-}
-
-// linkAfter reads what follows the "]" at i: an inline "(dest title)",
-// a reference "[label]", "[]" or nothing (the text is the label).
-func (p *inlineParser) linkAfter(i int, b *bracket) (dest string, end int, ok bool) {
-	s := p.src
-	if i+1 < len(s) && s[i+1] == '(' {
-		j := skipWS(s, i+2)
-		d, n, ok := linkDest(s[j:])
-		if ok {
-			j += n
-			k := skipWS(s, j)
-			if k > j && k < len(s) && s[k] != ')' {
-				if tn, ok := linkTitle(s[k:]); ok {
-					k = skipWS(s, k+tn)
-				}
-			}
-			if k < len(s) && s[k] == ')' {
-				return d, k + 1, true
-			}
-		}
-	}
-	if len(p.refs) == 0 {
-		return "", 0, false
-	}
-	label := s[b.pos:i]
-	if len(label) > 999 { // CommonMark's longest label: a longer one, at every ], was quadratic
-		return "", 0, false
-	}
-	end = i + 1
-	if i+1 < len(s) && s[i+1] == '[' {
-		if e := linkLabelEnd(s, i+1); e >= 0 {
-			if e > i+2 {
-				label = s[i+2 : e]
-			}
-			end = e + 1
-		}
-	}
-	d, ok := p.refs[normLabel(label)]
-	return d, end, ok
-}
-
-func skipWS(s string, i int) int {
-	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n') {
-		i++
-	}
-	return i
-}
-
-// linkLabelEnd returns the index of the "]" closing the label whose "["
-// is at i, or -1.
-func linkLabelEnd(s string, i int) int {
-	for j := i + 1; j < len(s) && j-i <= 1000; j++ {
-		switch s[j] {
-		case '\\':
-			j++
-		case '[':
-			return -1
-		case ']':
-			return j
-		}
-	}
-	return -1
-}
-
-// normLabel folds a reference label's case and white space, so that
-// [Foo  Bar] finds [foo bar].
-func normLabel(s string) string {
-	return strings.ToLower(strings.ToUpper(strings.Join(strings.Fields(s), " ")))
-}
-
-// linkDest reads a link destination: <...>, or a run without spaces
-// whose parentheses balance. It returns the destination unescaped.
-func linkDest(s string) (string, int, bool) {
-	if strings.HasPrefix(s, "<") {
-		for j := 1; j < len(s); j++ {
-			switch s[j] {
-			case '\\':
-				j++
-			case '\n', '<':
-				return "", 0, false
-			case '>':
-				return unescape(s[1:j]), j + 1, true
-			}
-		}
-		return "", 0, false
-	}
-	depth := 0
-	j := 0
-	for ; j < len(s); j++ {
-		c := s[j]
-		switch {
-		case c == '\\' && j+1 < len(s) && isASCIIPunct(s[j+1]):
-			j++
-		case c == '(':
-			depth++
-			if depth > 32 {
-				return "", 0, false
-			}
-		case c == ')':
-			if depth == 0 {
-				return unescape(s[:j]), j, true
-			}
-			depth--
-		case c <= ' ' || c == 0x7f:
-			if depth != 0 {
-				return "", 0, false
-			}
-			return unescape(s[:j]), j, true
-		}
-	}
-	if depth != 0 {
-		return "", 0, false
-	}
-	return unescape(s[:j]), j, true
-}
-
-// linkTitle returns the length of the "title", 'title' or (title) s
-// starts with.
-func linkTitle(s string) (int, bool) {
-	if s == "" {
-		return 0, false
-	}
-	closeCh := s[0]
-	switch closeCh {
-	case '"', '\'':
-	case '(':
-		closeCh = ')'
-	default:
-		return 0, false
-	}
-	for j := 1; j < len(s); j++ {
-		switch {
-		case s[j] == '\\':
-			j++
-		case s[j] == closeCh:
-			return j + 1, true
-		case s[0] == '(' && s[j] == '(':
-			return 0, false
-		}
-	}
-	return 0, false
-}
-
-// unescape resolves backslash escapes and character references.
-func unescape(s string) string {
-	if !strings.ContainsAny(s, `\&`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '\\' && i+1 < len(s) && isASCIIPunct(s[i+1]):
-			i++
-			b.WriteByte(s[i])
-		case s[i] == '&':
-			if v, n := entity(s[i:]); n > 0 {
-				b.WriteString(v)
-				i += n - 1
-				continue
-			}
-			b.WriteByte('&')
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
-}
-
-// entity reads a character reference (&name;, &#123; or &#x7B;) and
-// returns what it stands for and its length, or 0 when s has none. What
-// it stands for goes through termsafe as the raw text did: &#27; must not
-// bring back the ESC that cleaning took out of the text.
-func entity(s string) (string, int) {
-	end := strings.IndexByte(s[:min(len(s), 34)], ';') // the longest reference; not the whole rest at every &
-	if end < 2 {
-		return "", 0
-	}
-	name := s[1:end]
-	if name[0] == '#' {
-		num := name[1:]
-		base, max := 10, 7
-		if num != "" && (num[0] == 'x' || num[0] == 'X') {
-			num, base, max = num[1:], 16, 6
-		}
-		if num == "" || len(num) > max {
-			return "", 0
-		}
-		v := 0
-		for k := 0; k < len(num); k++ {
-			d := hexVal(num[k])
-			if d < 0 || d >= base {
-				return "", 0
-			}
-			v = v*base + d
-		}
-		if v == 0 || v > unicode.MaxRune || (v >= 0xD800 && v <= 0xDFFF) {
-			v = utf8.RuneError
-		}
-		return termsafe.String(string(rune(v))), end + 1
-	}
-	for k := 0; k < len(name); k++ {
-		if !isLetter(name[k]) && !isDigit(name[k]) {
-			return "", 0
-		}
-	}
-	if v := html.UnescapeString(s[:end+1]); v != s[:end+1] {
-		return termsafe.String(v), end + 1
-	}
-	return "", 0
-}
-
-func hexVal(c byte) int {
-	switch {
-	case isDigit(c):
-		return int(c - '0')
-	case c|0x20 >= 'a' && c|0x20 <= 'f':
-		return int(c|0x20-'a') + 10
-	}
-	return -1
-}
-
-// autolink returns the length of the <scheme:address> or <email> s
-// starts with, or 0.
-func autolink(s string) int {
-	// The body ends at the first byte it may not hold: searching for '>'
-	// alone read the whole rest of the text at every '<'.
-	end := strings.IndexAny(s[1:], " <>\t\n") + 1
-	if end < 3 || s[end] != '>' {
-		return 0
-	}
-	body := s[1:end]
-	if c := strings.IndexByte(body, ':'); c >= 2 && c <= 32 && isLetter(body[0]) {
-		ok := true
-		for k := 1; k < c; k++ {
-			ch := body[k]
-			if !isLetter(ch) && !isDigit(ch) && ch != '+' && ch != '.' && ch != '-' {
-				ok = false
-			}
-		}
-		if ok {
-			return end + 1
-		}
-	}
-	if at := strings.IndexByte(body, '@'); at > 0 && at < len(body)-1 && !strings.ContainsAny(body, `\:`) {
-		return end + 1
-	}
-	return 0
-}
-
-// tagEnds remembers, for each end htmlTag searches for, the longest rest
-// of the text that end was not found in: it is in no shorter rest either.
-// So a text of many "<!--" and no "-->" is searched once, not once per
-// "<!--", which made an answer of them cost the square of its size.
-type tagEnds [6]int
-
-// The ends htmlTag searches for.
-const (
-	endComment = iota // "-->"
-	endPI             // "?>"
-	endCDATA          // "]]>"
-	endDecl           // ">"
-	endQuote          // an attribute value's closing quote: 'q' is +1
-)
-
-// index is strings.Index(s, end), answered from m where it can be.
-func (m *tagEnds) index(s, end string, kind int) int {
-	if m != nil && len(s) <= m[kind] {
-		return -1
-	}
-	e := strings.Index(s, end)
-	if e < 0 && m != nil {
-		m[kind] = max(m[kind], len(s))
-	}
-	return e
-}
-
-// htmlTag returns the length of the raw HTML tag, comment, processing
-// instruction or declaration s starts with, or 0. It is shown as text,
-// so what matters is only where it ends: inside it no Markdown applies.
-// m, when not nil, is the searches' memory for one text that s is a rest
-// of.
-func htmlTag(s string, m *tagEnds) int {
-	switch {
-	case strings.HasPrefix(s, "<!--"):
-		if strings.HasPrefix(s, "<!-->") {
-			return 5
-		}
-		if strings.HasPrefix(s, "<!--->") {
-			return 6
-		}
-		if e := m.index(s[4:], "-->", endComment); e >= 0 {
-			return 4 + e + 3
-		}
-		return 0
-	case strings.HasPrefix(s, "<?"):
-		if e := m.index(s[2:], "?>", endPI); e >= 0 {
-			return 2 + e + 2
-		}
-		return 0
-	case strings.HasPrefix(s, "<![CDATA["):
-		if e := m.index(s[9:], "]]>", endCDATA); e >= 0 {
-			return 9 + e + 3
-		}
-		return 0
-	case len(s) > 2 && s[1] == '!' && isLetter(s[2]):
-		if e := m.index(s[3:], ">", endDecl); e >= 0 {
-			return 3 + e + 1
-		}
-		return 0
-	}
-	i := 1
-	closing := i < len(s) && s[i] == '/'
-	if closing {
-		i++
-	}
-	if i >= len(s) || !isLetter(s[i]) {
-		return 0
-	}
-	for i < len(s) && (isLetter(s[i]) || isDigit(s[i]) || s[i] == '-') {
-		i++
-	}
-	if closing {
-		i = skipWS(s, i)
-		if i < len(s) && s[i] == '>' {
-			return i + 1
-		}
-		return 0
-	}
-	// Attributes: name, optionally = and a value, each after white space.
-	for {
-		j := skipWS(s, i)
-		if j < len(s) && s[j] == '>' {
-			return j + 1
-		}
-		if j+1 < len(s) && s[j] == '/' && s[j+1] == '>' {
-			return j + 2
-		}
-		if j == i || j >= len(s) || !(isLetter(s[j]) || s[j] == '_' || s[j] == ':') {
-			return 0
-		}
-		for j < len(s) && (isLetter(s[j]) || isDigit(s[j]) || strings.IndexByte("_.:-", s[j]) >= 0) {
-			j++
-		}
-		k := skipWS(s, j)
-		if k < len(s) && s[k] == '=' {
-			k = skipWS(s, k+1)
-			if k >= len(s) {
-				return 0
-			}
-			switch q := s[k]; q {
-			case '"', '\'':
-				kind := endQuote
-				if q == '\'' {
-					kind++
-				}
-				e := m.index(s[k+1:], string(q), kind)
-				if e < 0 {
-					return 0
-				}
-				j = k + 1 + e + 1
-			default:
-				e := k
-				for e < len(s) && strings.IndexByte(" \t\n\"'=<>`", s[e]) < 0 {
-					e++
-				}
-				if e == k {
-					return 0
-				}
-				j = e
-			}
-		}
-		i = j
-	}
 }
 
 func isASCIIPunct(c byte) bool {

@@ -1,6 +1,6 @@
 // Package markdown renders Markdown as styled terminal lines for the UI.
 //
-// It parses with a CommonMark parser of its own (block.go, inline.go)
+// It parses with a CommonMark parser of its own (block*.go, inline*.go)
 // and highlights code with a small scanner of its own (highlight.go).
 // That is the point of the package: every rally process links it, and
 // whatever a linked package builds at init every process pays, in

@@ -24,9 +24,15 @@ func TestCommonMark(t *testing.T) {
 		{"reference link", "see [docs][d]\n\n[d]: https://x.test", "see docs (https://x.test)"},
 		{"collapsed and shortcut references", "[Docs][] and [docs]\n\n[docs]: u", "Docs (u) and docs (u)"},
 		{"definition over three lines", "[a]\n\n[a]:\n  https://x.test\n  \"T\"", "a (https://x.test)"},
+		{"definition over five lines, its label and title over two each", "[multi\nline]:\n/u\n'one\ntwo'\n[Multi line]", "Multi line (/u)"},
+		{"a title over four lines", "[t]: /u 'a\nb\nc\nd'\n\n[t]", "t (/u)"},
+		{"an underline under definitions only is text as in their paragraph", "[a]: /u\n-\n\n[a]", "-\n\na (/u)"},
+		{"definitions in a row, then text", "[a]: /x\n[b]:\n/y (T\nU)\n[a] [b]", "a (/x) b (/y)"},
+		{"text after a title: the definition ends at its destination", "[a]: /u\n't' x\n[a]", "'t' x a (/u)"},
 		{"unknown reference is text", "[a][b]", "[a][b]"},
 		{"inline link with a title", `[a](u "t")`, "a (u)"},
 		{"link destination in angle brackets with escapes", `[a](<u v> "t") [b](x\_y)`, "a (u v) b (x_y)"},
+		{"a backslash before a line break is no escape in angle brackets", "[a](<b\\\nc>)", "[a](<b\nc>)"},
 		{"no link inside a link", "[a [b](c) d](e)", "[a b (c) d](e)"},
 		{"image", "![alt *text*](u.png)", "[image: alt text] (u.png)"},
 		{"email autolink", "<a@b.test>", "a@b.test"},
@@ -45,6 +51,11 @@ func TestCommonMark(t *testing.T) {
 		{"HTML block with its last line", "<!-- a\nb -->\n\ntext", "<!-- a\nb -->\n\ntext"},
 		{"HTML block ends at a blank line", "<div>*a*\n*a*\n</div>\n\n*b*", "<div>*a*\n*a*\n</div>\n\nb"},
 		{"entities", "&copy; &#65; &#x42; &#0; &nosuch; AT&T", "© A B \uFFFD &nosuch; AT&T"},
+		{"whole entity names, one or two code points", "&notin; &ngE; &semi; &AMP;", "∉ \u2267\u0338 ; &"},
+		{"a name that only starts with an entity's is text", "&notit; &copycat; &ampx;", "&notit; &copycat; &ampx;"},
+		{"an entity name needs its semicolon", "&copy &amp x", "&copy &amp x"},
+		{"entity names are case-sensitive", "&Copy; &COPY;", "&Copy; ©"},
+		{"a destination's entities by the same rule", "[a](/p?q=&notit;&amp;r)", "a (/p?q=&notit;&r)"},
 		{"CRLF lines", "a\r\nb\r\n\r\nc", "a b\n\nc"},
 		{"backslash hard break", "a\\\nb", "a\nb"},
 		{"lazy quote continuation", "> a\nb", "│ a b"},
@@ -60,10 +71,56 @@ func TestCommonMark(t *testing.T) {
 		{"lazy list item continuation", "- a\nb", "• a b"},
 		{"star rule is not a list", "* a\n* * *", "• a\n\n" + strings.Repeat("─", 80)},
 		{"empty item", "-\n- b", "•\n• b"},
+		{"an empty item ends at a blank line, its list goes on", "* a\n*\n\n* c", "• a\n\n•\n\n• c"},
+		{"a list loose from an empty item's blank line", "-\n\n- b\n- c", "•\n\n• b\n\n• c"},
 		{"table cells are inline only", "| a | b |\n|---|---|\n| - | >=1 |", "a │ b\n──┼────\n- │ >=1"},
 		{"escaped pipe stays in its cell", "| a |\n|---|\n| x \\| y |", "a\n─────\nx | y"},
 		{"table in a tight list", "- | a |\n  |---|\n  | b |", "• a\n  ─\n  b"},
 		{"NUL becomes the replacement character", "a\x00b", "a\uFFFDb"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := New(80, Plain).Render(tt.src); got != tt.want {
+				t.Fatalf("Render(%q)\n got %q\nwant %q", tt.src, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestLazyContinuation: a line without its container's marker (a
+// quote's ">", an item's indent) stays in the container only when it
+// would be a paragraph's continuation there, and only when a paragraph
+// is open at the end of the container's content (CommonMark's lazy
+// continuation line). A line that opens a block where the container is
+// ends it: a fence, a list item, a rule, a heading, an HTML block.
+func TestLazyContinuation(t *testing.T) {
+	rule := strings.Repeat("─", 80)
+	tests := []struct{ name, src, want string }{
+		{"a text line is lazy", "> a\nb", "│ a b"},
+		{"a fence is not", "> a\n```\nb", "│ a\n\n  b"},
+		{"a bullet item is not", "> a\n- b", "│ a\n\n• b"},
+		{"an empty item is not", "> a\n-", "│ a\n\n•"},
+		{"an ordered item not from 1 is not, though it cannot interrupt a paragraph", "> a\n2. b", "│ a\n\n2. b"},
+		{"a rule is not", "> a\n***", "│ a\n\n" + rule},
+		{"a dash rule is not, though it would underline the paragraph", "> a\n---", "│ a\n\n" + rule},
+		{"an ATX heading is not", "> a\n# h", "│ a\n\n# h"},
+		{"an equals underline is text: the paragraph it would underline is inside", "> a\n===", "│ a ==="},
+		{"an HTML block is not", "> a\n<div>", "│ a\n\n<div>"},
+		{"a tag alone on its line is, as it cannot interrupt a paragraph", "> a\n<span>", "│ a <span>"},
+		{"a line indented four is", "> a\n    - b", "│ a - b"},
+		{"none after an HTML block", "> <div>\nb", "│ <div>\n\nb"},
+		{"none after a setext heading", "> a\n> ===\nb", "│ # a\n\nb"},
+		{"none after an empty item", "> -\nb", "│ •\n\nb"},
+		{"none after a blank line", "> a\n>\nb", "│ a\n\nb"},
+		{"none inside a fence", "> ```\nb", "│\n\nb"},
+		{"none after indented code, though indented four", ">     a\n    b", "│   a\n\n  b"},
+		{"none inside a fence in an item in a quote", "> - ```\n  b", "│ •\n\nb"},
+		{"one after a continuation line indented four", "> a\n>     b\nc", "│ a b c"},
+		{"one indented four after list items indented less", "- a\n - b\n  - c\n   - d\n    - e", "• a\n• b\n• c\n• d - e"},
+		{"one for a nested quote", "> > a\nb", "│ │ a b"},
+		{"one for a quote in an item", "- a\n  > b\nc", "• a\n  │ b c"},
+		{"one for an item in a quote", "> - a\n  b", "│ • a b"},
+		{"marked lines after one", "> a\nb\n> c", "│ a b c"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
