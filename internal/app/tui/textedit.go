@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -20,14 +21,22 @@ import (
 // There is no Ctrl+V: reading the system clipboard is what that package
 // did. Terminals paste with their own key into bracketed paste, which
 // arrives as a tea.PasteMsg and is inserted like typed text.
+//
+// A cursor key costs what its own scan does: it moves the cursor and the
+// scroll over the layout there is. Only an edit measures again, and only
+// an edit or a new width lays out again.
 type textEdit struct {
-	buf   []rune // the value; '\n' ends a line
-	cur   int    // cursor, 0..len(buf)
-	width int    // text columns (the prompt's excluded)
-	top   int    // first row shown
-	rows  []span // buf soft-wrapped at width; nil when stale
-	cells []int8 // per rune: its grapheme cluster's width, or notFirst
+	buf     []rune // the value; '\n' ends a line
+	cur     int    // cursor, 0..len(buf)
+	width   int    // text columns (the prompt's excluded), at least minEditWidth
+	top     int    // first row shown
+	cells   []int8 // per rune: its grapheme cluster's width, or notFirst; measured at each edit
+	rows    []span // buf soft-wrapped at width; nil when stale
+	layouts int    // how many times rows were laid out: a test holds cursor keys to none
 }
+
+// minEditWidth is the fewest text columns: a wide rune needs two.
+const minEditWidth = 2
 
 // notFirst marks a rune inside a grapheme cluster after its first: it
 // takes no cell of its own, and the cursor steps over it.
@@ -47,29 +56,37 @@ func (t *textEdit) value() string { return string(t.buf) }
 func (t *textEdit) setValue(s string) {
 	t.buf = []rune(clean(s))
 	t.cur = len(t.buf)
-	t.changed()
+	t.edited()
 }
 
+// setWidth is the one place the width is clamped. The cells do not
+// depend on it, so a new width only lays out again.
 func (t *textEdit) setWidth(w int) {
-	t.width = max(w, 2) // a wide rune needs two columns
-	t.changed()
-}
-
-// changed drops the layout and scrolls the cursor's row into view.
-func (t *textEdit) changed() {
-	t.rows = nil
-	r, h := t.cursorRow(), t.height()
-	if r < t.top {
-		t.top = r
-	} else if r >= t.top+h {
-		t.top = r - h + 1
+	if w = max(w, minEditWidth); w != t.width {
+		t.width, t.rows = w, nil
 	}
-	t.top = min(t.top, len(t.layout())-h)
-	t.top = max(t.top, 0)
+	t.scroll()
 }
 
-// height is how many rows show: one per row, from 1 to maxEditorRows.
-func (t *textEdit) height() int { return min(max(len(t.layout()), 1), maxEditorRows) }
+// edited measures the changed text and drops the layout.
+func (t *textEdit) edited() {
+	t.measure()
+	t.rows = nil
+	t.scroll()
+}
+
+// scroll moves the view as little as shows the cursor's row, and back
+// when the text shrank below it.
+func (t *textEdit) scroll() {
+	r, h := t.cursorRow(), t.height()
+	t.top = min(t.top, r)
+	t.top = max(t.top, r-h+1)
+	t.top = max(min(t.top, len(t.layout())-h), 0)
+}
+
+// height is how many rows show: one per row (there is always one), up to
+// maxEditorRows.
+func (t *textEdit) height() int { return min(len(t.layout()), maxEditorRows) }
 
 // clean makes text insertable: CRLF and CR become LF, a tab becomes
 // spaces, other control characters (bidi controls among them) and invalid
@@ -131,8 +148,8 @@ func (t *textEdit) layout() []span {
 	if t.rows != nil {
 		return t.rows
 	}
-	t.measure()
-	w := max(t.width, 2)
+	t.layouts++
+	w := t.width
 	rows := make([]span, 0, 4)
 	start, col, space := 0, 0, -1 // space: index after the row's last space
 	for i := 0; i <= len(t.buf); i++ {
@@ -171,16 +188,10 @@ func (t *textEdit) layout() []span {
 
 // cursorRow is the row that shows the cursor: the last that starts at or
 // before it, so a cursor on a soft break shows at the next row's start.
+// Rows start in increasing order: the search is a binary one.
 func (t *textEdit) cursorRow() int {
 	rows := t.layout()
-	r := 0
-	for i, s := range rows {
-		if s.start > t.cur {
-			break
-		}
-		r = i
-	}
-	return r
+	return sort.Search(len(rows), func(i int) bool { return rows[i].start > t.cur }) - 1
 }
 
 // col is the display column of position p in row r.
@@ -224,7 +235,7 @@ func (t *textEdit) moveRow(dir int) {
 		p--
 	}
 	t.cur = p
-	t.changed()
+	t.scroll()
 }
 
 func (t *textEdit) insert(s string) {
@@ -234,7 +245,7 @@ func (t *textEdit) insert(s string) {
 	}
 	t.buf = append(t.buf[:t.cur], append(rs, t.buf[t.cur:]...)...)
 	t.cur += len(rs)
-	t.changed()
+	t.edited()
 }
 
 // cut removes buf[from:to] and leaves the cursor at from.
@@ -245,18 +256,17 @@ func (t *textEdit) cut(from, to int) {
 	}
 	t.buf = append(t.buf[:from], t.buf[to:]...)
 	t.cur = from
-	t.changed()
+	t.edited()
 }
 
 func (t *textEdit) moveTo(p int) {
 	t.cur = min(max(p, 0), len(t.buf))
-	t.changed()
+	t.scroll()
 }
 
 // step is the cursor one grapheme cluster back (-1) or on (+1), so an
 // accent or a joined emoji goes as one.
 func (t *textEdit) step(dir int) int {
-	t.layout()
 	p := min(max(t.cur+dir, 0), len(t.buf))
 	for !t.clusterStart(p) {
 		p += dir
@@ -370,7 +380,7 @@ func newEditStyles(noColor bool) editStyles {
 // view draws the shown rows, each behind prompt and padded to the width,
 // the cursor as a reversed cell; an empty buffer shows placeholder.
 func (t *textEdit) view(st editStyles, prompt, placeholder string) string {
-	w := max(t.width, 2)
+	w := t.width
 	p := st.prompt.Render(prompt)
 	if len(t.buf) == 0 && placeholder != "" {
 		first, _, _ := strings.Cut(ansi.Wordwrap(placeholder, w, ""), "\n")

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -57,7 +58,7 @@ func fromState(width int, s string) *textEdit {
 	before, after, _ := strings.Cut(s, "|")
 	te.setValue(before + after)
 	te.cur = utf8.RuneCountInString(before)
-	te.changed()
+	te.scroll()
 	return te
 }
 
@@ -152,6 +153,25 @@ func TestTextEditKeys(t *testing.T) {
 			}
 			if got := edState(te); got != c.want {
 				t.Fatalf("%q then %q %q: %q, want %q", c.from, c.keys, c.paste, got, c.want)
+			}
+		})
+	}
+}
+
+// A cursor key and the frame after it lay nothing out again: the layout
+// is the buffer's, not the cursor's.
+func TestTextEditCursorKeysKeepLayout(t *testing.T) {
+	text := strings.Repeat("hello world, wrapped ", 8) + "\n" + strings.Repeat("日本 ", 9) + "\n|end"
+	for _, k := range []string{"left", "right", "up", "down", "home", "end", "alt+left", "alt+right",
+		"ctrl+home", "ctrl+end", "shift+left", "ctrl+v"} {
+		t.Run(k, func(t *testing.T) {
+			te := fromState(10, text)
+			te.layout()
+			n := te.layouts
+			te.key(edKey(t, k))
+			te.view(newEditStyles(true), "> ", "")
+			if te.layouts != n {
+				t.Fatalf("%s laid the text out again (%d times)", k, te.layouts-n)
 			}
 		})
 	}
@@ -371,5 +391,46 @@ func TestEditorHistoryDownByRow(t *testing.T) {
 		if got := m.ed.value(); got != c.want {
 			t.Fatalf("key %d %s: %q, want %q", i+1, c.key, got, c.want)
 		}
+	}
+}
+
+// pastedLog is n runes of a log, lines of about 60, as a user pastes one
+// to ask about it.
+func pastedLog(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "2025-03-01T12:%02d:%02dZ INFO worker %d: fetched %d items in %d ms\n", i/60%60, i%60, i%32, i%7, i%50)
+	}
+	return b.String()[:n]
+}
+
+// BenchmarkEditorKeys is one key and the editor's view after it, in a
+// 90,000-rune paste with the cursor near its end: a cursor key each way
+// (so the cursor stays where it is), and typing a rune and erasing it.
+func BenchmarkEditorKeys(b *testing.B) {
+	log := pastedLog(90_000)
+	for _, c := range []struct{ name, key, back string }{
+		{"left-right", "left", "right"},
+		{"up-down", "up", "down"},
+		{"home-end", "home", "end"},
+		{"word", "alt+left", "alt+right"},
+		{"type-erase", "x", "backspace"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			e := newEditor(newStyles(true))
+			e.setWidth(120)
+			e.update(tea.PasteMsg{Content: log})
+			e.update(edKey(b, "up"))
+			keys := []tea.KeyPressMsg{edKey(b, c.key), edKey(b, c.back)}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				e.update(keys[i%len(keys)])
+				if e.view() == "" {
+					b.Fatal("empty view")
+				}
+				i++
+			}
+		})
 	}
 }
