@@ -260,10 +260,10 @@ func TestEditorView(t *testing.T) {
 			e.setWidth(c.width)
 			for _, s := range c.steps {
 				if s.paste != "" {
-					e.update(tea.PasteMsg{Content: s.paste})
+					e.paste(s.paste)
 				}
 				for _, k := range s.keys {
-					e.update(edKey(t, k))
+					e.key(edKey(t, k))
 				}
 			}
 			if got := e.view(); got != c.want {
@@ -419,13 +419,13 @@ func BenchmarkEditorKeys(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			e := newEditor(newStyles(true))
 			e.setWidth(120)
-			e.update(tea.PasteMsg{Content: log})
-			e.update(edKey(b, "up"))
+			e.paste(log)
+			e.key(edKey(b, "up"))
 			keys := []tea.KeyPressMsg{edKey(b, c.key), edKey(b, c.back)}
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
-				e.update(keys[i%len(keys)])
+				e.key(keys[i%len(keys)])
 				if e.view() == "" {
 					b.Fatal("empty view")
 				}
