@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -23,16 +24,17 @@ import (
 // arrives as a tea.PasteMsg and is inserted like typed text.
 //
 // A cursor key costs what its own scan does: it moves the cursor and the
-// scroll over the layout there is. Only an edit measures again, and only
-// an edit or a new width lays out again.
+// scroll over the layout there is. An edit measures and lays out again
+// the lines it touches, and moves the rows of the lines after them; only
+// setValue and a new width lay out the whole text.
 type textEdit struct {
 	buf     []rune // the value; '\n' ends a line
 	cur     int    // cursor, 0..len(buf)
 	width   int    // text columns (the prompt's excluded), at least minEditWidth
 	top     int    // first row shown
-	cells   []int8 // per rune: its grapheme cluster's width, or notFirst; measured at each edit
+	cells   []int8 // per rune: its grapheme cluster's width, or notFirst; kept by each edit
 	rows    []span // buf soft-wrapped at width; nil when stale
-	layouts int    // how many times rows were laid out: a test holds cursor keys to none
+	layouts int    // how many times all rows were laid out: a test holds keys to none
 }
 
 // minEditWidth is the fewest text columns: a wide rune needs two.
@@ -55,8 +57,10 @@ func (t *textEdit) value() string { return string(t.buf) }
 // setValue replaces the text and puts the cursor at its end.
 func (t *textEdit) setValue(s string) {
 	t.buf = []rune(clean(s))
+	t.cells = t.measure(t.cells[:0], 0, len(t.buf))
+	t.rows = nil
 	t.cur = len(t.buf)
-	t.edited()
+	t.scroll()
 }
 
 // setWidth is the one place the width is clamped. The cells do not
@@ -65,13 +69,6 @@ func (t *textEdit) setWidth(w int) {
 	if w = max(w, minEditWidth); w != t.width {
 		t.width, t.rows = w, nil
 	}
-	t.scroll()
-}
-
-// edited measures the changed text and drops the layout.
-func (t *textEdit) edited() {
-	t.measure()
-	t.rows = nil
 	t.scroll()
 }
 
@@ -113,24 +110,25 @@ func clean(s string) string {
 	return b.String()
 }
 
-// measure sets cells from buf: widths are the terminal's, by grapheme
-// cluster (a flag or a family emoji is one double cell, not two or three),
-// the way lipgloss measures the rest of the frame.
-func (t *textEdit) measure() {
-	t.cells = t.cells[:0]
-	s := string(t.buf)
+// measure appends the cells of buf[from:to] to dst. Widths are the
+// terminal's, by grapheme cluster (a flag or a family emoji is one double
+// cell, not two or three), the way lipgloss measures the rest of the
+// frame. A '\n' is a cluster of its own, so each line measures apart.
+func (t *textEdit) measure(dst []int8, from, to int) []int8 {
+	s := string(t.buf[from:to])
 	for len(s) > 0 {
 		cl, w := ansi.FirstGraphemeCluster(s, ansi.GraphemeWidth)
-		if cl == "" {
+		if cl == "" { // not for valid UTF-8, but this loop would never end
 			_, n := utf8.DecodeRuneInString(s)
 			cl, w = s[:n], 0
 		}
-		t.cells = append(t.cells, int8(min(w, 2)))
+		dst = append(dst, int8(min(w, 2)))
 		for range utf8.RuneCountInString(cl) - 1 {
-			t.cells = append(t.cells, notFirst)
+			dst = append(dst, notFirst)
 		}
 		s = s[len(cl):]
 	}
+	return dst
 }
 
 // cellWidth is rune i's width in cells.
@@ -141,31 +139,43 @@ func (t *textEdit) clusterStart(p int) bool {
 	return p <= 0 || p >= len(t.buf) || t.cells[p] != notFirst
 }
 
-// layout soft-wraps each line at the width, breaking after the last space
-// that fits, or inside a word longer than the row. A line that fills its
-// last row exactly gets an empty row after it, for the cursor.
+// layout is the rows, all laid out again if they are stale.
 func (t *textEdit) layout() []span {
-	if t.rows != nil {
-		return t.rows
+	if t.rows == nil {
+		t.rows = t.wrapLines(make([]span, 0, 4), 0, len(t.buf))
+		t.layouts++
 	}
-	t.layouts++
-	w := t.width
-	rows := make([]span, 0, 4)
-	start, col, space := 0, 0, -1 // space: index after the row's last space
-	for i := 0; i <= len(t.buf); i++ {
+	return t.rows
+}
+
+// wrapLines appends the rows of the lines from the one that starts at
+// from to the one that ends at to (at its '\n' or the text's end).
+func (t *textEdit) wrapLines(rows []span, from, to int) []span {
+	for p := from; p <= to; {
+		rows, p = t.wrapLine(rows, p)
+	}
+	return rows
+}
+
+// wrapLine appends the rows of the line that starts at start, soft-wrapped
+// at the width: after the last space that fits, or inside a word longer
+// than the row. A line that fills its last row exactly gets an empty row
+// after it, for the cursor. It returns where the next line starts.
+func (t *textEdit) wrapLine(rows []span, start int) ([]span, int) {
+	col, space := 0, -1 // space: index after the row's last space
+	for i := start; ; i++ {
 		if i == len(t.buf) || t.buf[i] == '\n' {
 			rows = append(rows, span{start, i})
-			if col >= w {
+			if col >= t.width {
 				rows = append(rows, span{i, i})
 			}
-			start, col, space = i+1, 0, -1
-			continue
+			return rows, i + 1
 		}
 		r := t.buf[i]
 		rw := t.cellWidth(i)
 		// A word carried to the next row may still not fit with r: then
 		// the second pass breaks right before r.
-		for col+rw > w && i > start {
+		for col+rw > t.width && i > start {
 			brk := i
 			if space > start && r != ' ' {
 				brk = space
@@ -182,17 +192,17 @@ func (t *textEdit) layout() []span {
 		}
 		col += rw
 	}
-	t.rows = rows
-	return rows
+}
+
+// rowAt is the first row that starts at or after p, or len(rows).
+func (t *textEdit) rowAt(p int) int {
+	rows := t.layout()
+	return sort.Search(len(rows), func(i int) bool { return rows[i].start >= p })
 }
 
 // cursorRow is the row that shows the cursor: the last that starts at or
 // before it, so a cursor on a soft break shows at the next row's start.
-// Rows start in increasing order: the search is a binary one.
-func (t *textEdit) cursorRow() int {
-	rows := t.layout()
-	return sort.Search(len(rows), func(i int) bool { return rows[i].start > t.cur }) - 1
-}
+func (t *textEdit) cursorRow() int { return t.rowAt(t.cur+1) - 1 }
 
 // col is the display column of position p in row r.
 func (t *textEdit) col(r, p int) int {
@@ -239,24 +249,36 @@ func (t *textEdit) moveRow(dir int) {
 }
 
 func (t *textEdit) insert(s string) {
-	rs := []rune(clean(s))
-	if len(rs) == 0 {
-		return
+	if rs := []rune(clean(s)); len(rs) > 0 {
+		t.replace(t.cur, t.cur, rs)
 	}
-	t.buf = append(t.buf[:t.cur], append(rs, t.buf[t.cur:]...)...)
-	t.cur += len(rs)
-	t.edited()
 }
 
 // cut removes buf[from:to] and leaves the cursor at from.
 func (t *textEdit) cut(from, to int) {
-	from, to = max(from, 0), min(to, len(t.buf))
-	if from >= to {
-		return
+	if from, to = max(from, 0), min(to, len(t.buf)); from < to {
+		t.replace(from, to, nil)
 	}
-	t.buf = append(t.buf[:from], t.buf[to:]...)
-	t.cur = from
-	t.edited()
+}
+
+// replace puts rs in the place of buf[from:to] and the cursor after it.
+// The lines it touches are measured and laid out again (a cluster or a
+// row never spans a '\n'); the rows of the lines after them only move.
+func (t *textEdit) replace(from, to int, rs []rune) {
+	start, end := t.lineStart(from), t.lineEnd(to)
+	moved := len(rs) - (to - from)
+	t.buf = slices.Replace(t.buf, from, to, rs...)
+	t.cells = slices.Replace(t.cells, start, end, t.measure(nil, start, end+moved)...)
+	if t.rows != nil {
+		first, after := t.rowAt(start), t.rowAt(end+1)
+		for i := after; i < len(t.rows); i++ {
+			t.rows[i].start += moved
+			t.rows[i].end += moved
+		}
+		t.rows = slices.Replace(t.rows, first, after, t.wrapLines(nil, start, end+moved)...)
+	}
+	t.cur = from + len(rs)
+	t.scroll()
 }
 
 func (t *textEdit) moveTo(p int) {
@@ -274,17 +296,15 @@ func (t *textEdit) step(dir int) int {
 	return p
 }
 
-// lineStart and lineEnd bound the line (between '\n's) the cursor is on.
-func (t *textEdit) lineStart() int {
-	p := t.cur
+// lineStart and lineEnd bound the line (between '\n's) that holds p.
+func (t *textEdit) lineStart(p int) int {
 	for p > 0 && t.buf[p-1] != '\n' {
 		p--
 	}
 	return p
 }
 
-func (t *textEdit) lineEnd() int {
-	p := t.cur
+func (t *textEdit) lineEnd(p int) int {
 	for p < len(t.buf) && t.buf[p] != '\n' {
 		p++
 	}
@@ -337,9 +357,9 @@ func (t *textEdit) key(k tea.KeyPressMsg) {
 	case "down", "ctrl+n":
 		t.moveRow(1)
 	case "home", "ctrl+a":
-		t.moveTo(t.lineStart())
+		t.moveTo(t.lineStart(t.cur))
 	case "end", "ctrl+e":
-		t.moveTo(t.lineEnd())
+		t.moveTo(t.lineEnd(t.cur))
 	case "ctrl+home", "alt+<":
 		t.moveTo(0)
 	case "ctrl+end", "alt+>":
@@ -349,9 +369,9 @@ func (t *textEdit) key(k tea.KeyPressMsg) {
 	case "alt+d", "alt+delete", "ctrl+delete":
 		t.cut(t.cur, t.wordRight())
 	case "ctrl+k":
-		t.cut(t.cur, t.lineEnd())
+		t.cut(t.cur, t.lineEnd(t.cur))
 	case "ctrl+u":
-		t.cut(t.lineStart(), t.cur)
+		t.cut(t.lineStart(t.cur), t.cur)
 	default:
 		if k.Text != "" && k.Mod&(tea.ModCtrl|tea.ModAlt) == 0 {
 			t.insert(k.Text)

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -158,12 +159,14 @@ func TestTextEditKeys(t *testing.T) {
 	}
 }
 
-// A cursor key and the frame after it lay nothing out again: the layout
-// is the buffer's, not the cursor's.
-func TestTextEditCursorKeysKeepLayout(t *testing.T) {
+// A key and the frame after it do not lay out the whole text: a cursor
+// key lays out nothing, an edit only the lines it touches (FuzzTextEdit
+// holds those rows to a full layout's).
+func TestTextEditKeysKeepLayout(t *testing.T) {
 	text := strings.Repeat("hello world, wrapped ", 8) + "\n" + strings.Repeat("日本 ", 9) + "\n|end"
 	for _, k := range []string{"left", "right", "up", "down", "home", "end", "alt+left", "alt+right",
-		"ctrl+home", "ctrl+end", "shift+left", "ctrl+v"} {
+		"ctrl+home", "ctrl+end", "shift+left", "ctrl+v",
+		"x", "日", "shift+enter", "backspace", "delete", "ctrl+w", "alt+d", "ctrl+k", "ctrl+u"} {
 		t.Run(k, func(t *testing.T) {
 			te := fromState(10, text)
 			te.layout()
@@ -324,6 +327,15 @@ func FuzzTextEdit(f *testing.F) {
 			h := te.height()
 			if r := te.cursorRow(); r < te.top || r >= te.top+h {
 				t.Fatalf("cursor row %d outside rows %d..%d", r, te.top, te.top+h-1)
+			}
+			// The rows an edit laid out are those of a full layout.
+			full := *te
+			full.rows = nil
+			if got, want := te.layout(), full.layout(); !slices.Equal(got, want) {
+				t.Fatalf("rows %v, laid out in full %v", got, want)
+			}
+			if got, want := te.cells, te.measure(nil, 0, len(te.buf)); !slices.Equal(got, want) {
+				t.Fatalf("cells %v, measured in full %v", got, want)
 			}
 			for i, s := range te.layout() {
 				if n := te.col(i, s.end); n > max(width, 2) && s.end-s.start > 1 {
