@@ -45,8 +45,11 @@ func (e *editor) reset() {
 // key applies a key press and paste a paste. Neither has a command to
 // return: the cursor does not blink.
 func (e *editor) key(k tea.KeyPressMsg) {
+	n := e.te.edits
 	e.te.key(k)
-	e.refreshHint()
+	if e.te.edits != n { // a cursor key keeps the hint, which reads the whole text
+		e.refreshHint()
+	}
 }
 
 func (e *editor) paste(text string) {

@@ -35,6 +35,7 @@ type textEdit struct {
 	cells   []int8 // per rune: its grapheme cluster's width, or notFirst; kept by each edit
 	rows    []span // buf soft-wrapped at width; nil when stale
 	layouts int    // how many times all rows were laid out: a test holds keys to none
+	edits   int    // how many edits a key or a paste made: the editor's hint looks only after one
 }
 
 // minEditWidth is the fewest text columns: a wide rune needs two.
@@ -278,6 +279,7 @@ func (t *textEdit) replace(from, to int, rs []rune) {
 		t.rows = slices.Replace(t.rows, first, after, t.wrapLines(nil, start, end+moved)...)
 	}
 	t.cur = from + len(rs)
+	t.edits++
 	t.scroll()
 }
 
