@@ -32,10 +32,6 @@ func newEditor(st styles) editor {
 	return e
 }
 
-// focus exists for the model's Init; the cursor does not blink, so there
-// is nothing to start.
-func (e *editor) focus() tea.Cmd { return nil }
-
 func (e *editor) setWidth(w int) { e.te.setWidth(w - len(editorPrompt)) }
 
 func (e *editor) value() string { return e.te.value() }
@@ -46,18 +42,19 @@ func (e *editor) reset() {
 	e.refreshHint()
 }
 
-// update applies a key press or a paste; other messages change nothing.
-func (e *editor) update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case tea.KeyPressMsg:
-		e.te.key(msg)
-	case tea.PasteMsg:
-		e.te.insert(msg.Content)
-	default:
-		return nil
+// key applies a key press and paste a paste. Neither has a command to
+// return: the cursor does not blink.
+func (e *editor) key(k tea.KeyPressMsg) {
+	n := e.te.edits
+	e.te.key(k)
+	if e.te.edits != n { // a cursor key keeps the hint, which reads the whole text
+		e.refreshHint()
 	}
+}
+
+func (e *editor) paste(text string) {
+	e.te.insert(text)
 	e.refreshHint()
-	return nil
 }
 
 func (e *editor) view() string { return e.te.view(e.st, editorPrompt, editorPlaceholder) }

@@ -123,7 +123,6 @@ func New(opts Options) *Model {
 	m.tr = newTranscript(&m.st)
 	m.ed = newEditor(m.st)
 	m.ed.cands = m.candidates
-	m.ed.focus() // Init starts the cursor
 	m.clock = time.Now
 	m.tr.add(block{kind: kInfo, text: welcome})
 	if m.sess != nil {
@@ -138,7 +137,7 @@ func New(opts Options) *Model {
 // Init subscribes to the session and sends the first prompt.
 func (m *Model) Init() tea.Cmd {
 	m.subscribe()
-	cmds := []tea.Cmd{m.ed.focus(), tea.RequestBackgroundColor}
+	cmds := []tea.Cmd{tea.RequestBackgroundColor}
 	if m.opts.Host != nil {
 		cmds = append(cmds, m.fetchModels())
 	}
@@ -167,7 +166,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	case tea.PasteMsg:
-		return m, m.ed.update(msg)
+		m.ed.paste(msg.Content)
+		return m, nil
 	case eventMsg:
 		if msg.gen != m.gen {
 			return m, nil
@@ -237,7 +237,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	}
-	return m, m.ed.update(msg)
+	return m, nil
 }
 
 // event handles a translated session event; every one but a delta
@@ -568,7 +568,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
-	return m.ed.update(k)
+	m.ed.key(k)
+	return nil
 }
 
 func (m *Model) ctrlCKey(twice bool) tea.Cmd {

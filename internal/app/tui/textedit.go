@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"slices"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -20,14 +22,24 @@ import (
 // There is no Ctrl+V: reading the system clipboard is what that package
 // did. Terminals paste with their own key into bracketed paste, which
 // arrives as a tea.PasteMsg and is inserted like typed text.
+//
+// A cursor key costs what its own scan does: it moves the cursor and the
+// scroll over the layout there is. An edit measures and lays out again
+// the lines it touches, and moves the rows of the lines after them; only
+// setValue and a new width lay out the whole text.
 type textEdit struct {
-	buf   []rune // the value; '\n' ends a line
-	cur   int    // cursor, 0..len(buf)
-	width int    // text columns (the prompt's excluded)
-	top   int    // first row shown
-	rows  []span // buf soft-wrapped at width; nil when stale
-	cells []int8 // per rune: its grapheme cluster's width, or notFirst
+	buf     []rune // the value; '\n' ends a line
+	cur     int    // cursor, 0..len(buf)
+	width   int    // text columns (the prompt's excluded), at least minEditWidth
+	top     int    // first row shown
+	cells   []int8 // per rune: its grapheme cluster's width, or notFirst; kept by each edit
+	rows    []span // buf soft-wrapped at width; nil when stale
+	layouts int    // how many times all rows were laid out: a test holds keys to none
+	edits   int    // how many edits a key or a paste made: the editor's hint looks only after one
 }
+
+// minEditWidth is the fewest text columns: a wide rune needs two.
+const minEditWidth = 2
 
 // notFirst marks a rune inside a grapheme cluster after its first: it
 // takes no cell of its own, and the cursor steps over it.
@@ -46,30 +58,33 @@ func (t *textEdit) value() string { return string(t.buf) }
 // setValue replaces the text and puts the cursor at its end.
 func (t *textEdit) setValue(s string) {
 	t.buf = []rune(clean(s))
-	t.cur = len(t.buf)
-	t.changed()
-}
-
-func (t *textEdit) setWidth(w int) {
-	t.width = max(w, 2) // a wide rune needs two columns
-	t.changed()
-}
-
-// changed drops the layout and scrolls the cursor's row into view.
-func (t *textEdit) changed() {
+	t.cells = t.measure(t.cells[:0], 0, len(t.buf))
 	t.rows = nil
-	r, h := t.cursorRow(), t.height()
-	if r < t.top {
-		t.top = r
-	} else if r >= t.top+h {
-		t.top = r - h + 1
-	}
-	t.top = min(t.top, len(t.layout())-h)
-	t.top = max(t.top, 0)
+	t.cur = len(t.buf)
+	t.scroll()
 }
 
-// height is how many rows show: one per row, from 1 to maxEditorRows.
-func (t *textEdit) height() int { return min(max(len(t.layout()), 1), maxEditorRows) }
+// setWidth is the one place the width is clamped. The cells do not
+// depend on it, so a new width only lays out again.
+func (t *textEdit) setWidth(w int) {
+	if w = max(w, minEditWidth); w != t.width {
+		t.width, t.rows = w, nil
+	}
+	t.scroll()
+}
+
+// scroll moves the view as little as shows the cursor's row, and back
+// when the text shrank below it.
+func (t *textEdit) scroll() {
+	r, h := t.cursorRow(), t.height()
+	t.top = min(t.top, r)
+	t.top = max(t.top, r-h+1)
+	t.top = max(min(t.top, len(t.layout())-h), 0)
+}
+
+// height is how many rows show: one per row (there is always one), up to
+// maxEditorRows.
+func (t *textEdit) height() int { return min(len(t.layout()), maxEditorRows) }
 
 // clean makes text insertable: CRLF and CR become LF, a tab becomes
 // spaces, other control characters (bidi controls among them) and invalid
@@ -96,24 +111,25 @@ func clean(s string) string {
 	return b.String()
 }
 
-// measure sets cells from buf: widths are the terminal's, by grapheme
-// cluster (a flag or a family emoji is one double cell, not two or three),
-// the way lipgloss measures the rest of the frame.
-func (t *textEdit) measure() {
-	t.cells = t.cells[:0]
-	s := string(t.buf)
+// measure appends the cells of buf[from:to] to dst. Widths are the
+// terminal's, by grapheme cluster (a flag or a family emoji is one double
+// cell, not two or three), the way lipgloss measures the rest of the
+// frame. A '\n' is a cluster of its own, so each line measures apart.
+func (t *textEdit) measure(dst []int8, from, to int) []int8 {
+	s := string(t.buf[from:to])
 	for len(s) > 0 {
 		cl, w := ansi.FirstGraphemeCluster(s, ansi.GraphemeWidth)
-		if cl == "" {
+		if cl == "" { // not for valid UTF-8, but this loop would never end
 			_, n := utf8.DecodeRuneInString(s)
 			cl, w = s[:n], 0
 		}
-		t.cells = append(t.cells, int8(min(w, 2)))
+		dst = append(dst, int8(min(w, 2)))
 		for range utf8.RuneCountInString(cl) - 1 {
-			t.cells = append(t.cells, notFirst)
+			dst = append(dst, notFirst)
 		}
 		s = s[len(cl):]
 	}
+	return dst
 }
 
 // cellWidth is rune i's width in cells.
@@ -124,31 +140,43 @@ func (t *textEdit) clusterStart(p int) bool {
 	return p <= 0 || p >= len(t.buf) || t.cells[p] != notFirst
 }
 
-// layout soft-wraps each line at the width, breaking after the last space
-// that fits, or inside a word longer than the row. A line that fills its
-// last row exactly gets an empty row after it, for the cursor.
+// layout is the rows, all laid out again if they are stale.
 func (t *textEdit) layout() []span {
-	if t.rows != nil {
-		return t.rows
+	if t.rows == nil {
+		t.rows = t.wrapLines(make([]span, 0, 4), 0, len(t.buf))
+		t.layouts++
 	}
-	t.measure()
-	w := max(t.width, 2)
-	rows := make([]span, 0, 4)
-	start, col, space := 0, 0, -1 // space: index after the row's last space
-	for i := 0; i <= len(t.buf); i++ {
+	return t.rows
+}
+
+// wrapLines appends the rows of the lines from the one that starts at
+// from to the one that ends at to (at its '\n' or the text's end).
+func (t *textEdit) wrapLines(rows []span, from, to int) []span {
+	for p := from; p <= to; {
+		rows, p = t.wrapLine(rows, p)
+	}
+	return rows
+}
+
+// wrapLine appends the rows of the line that starts at start, soft-wrapped
+// at the width: after the last space that fits, or inside a word longer
+// than the row. A line that fills its last row exactly gets an empty row
+// after it, for the cursor. It returns where the next line starts.
+func (t *textEdit) wrapLine(rows []span, start int) ([]span, int) {
+	col, space := 0, -1 // space: index after the row's last space
+	for i := start; ; i++ {
 		if i == len(t.buf) || t.buf[i] == '\n' {
 			rows = append(rows, span{start, i})
-			if col >= w {
+			if col >= t.width {
 				rows = append(rows, span{i, i})
 			}
-			start, col, space = i+1, 0, -1
-			continue
+			return rows, i + 1
 		}
 		r := t.buf[i]
 		rw := t.cellWidth(i)
 		// A word carried to the next row may still not fit with r: then
 		// the second pass breaks right before r.
-		for col+rw > w && i > start {
+		for col+rw > t.width && i > start {
 			brk := i
 			if space > start && r != ' ' {
 				brk = space
@@ -165,23 +193,17 @@ func (t *textEdit) layout() []span {
 		}
 		col += rw
 	}
-	t.rows = rows
-	return rows
+}
+
+// rowAt is the first row that starts at or after p, or len(rows).
+func (t *textEdit) rowAt(p int) int {
+	rows := t.layout()
+	return sort.Search(len(rows), func(i int) bool { return rows[i].start >= p })
 }
 
 // cursorRow is the row that shows the cursor: the last that starts at or
 // before it, so a cursor on a soft break shows at the next row's start.
-func (t *textEdit) cursorRow() int {
-	rows := t.layout()
-	r := 0
-	for i, s := range rows {
-		if s.start > t.cur {
-			break
-		}
-		r = i
-	}
-	return r
-}
+func (t *textEdit) cursorRow() int { return t.rowAt(t.cur+1) - 1 }
 
 // col is the display column of position p in row r.
 func (t *textEdit) col(r, p int) int {
@@ -224,39 +246,51 @@ func (t *textEdit) moveRow(dir int) {
 		p--
 	}
 	t.cur = p
-	t.changed()
+	t.scroll()
 }
 
 func (t *textEdit) insert(s string) {
-	rs := []rune(clean(s))
-	if len(rs) == 0 {
-		return
+	if rs := []rune(clean(s)); len(rs) > 0 {
+		t.replace(t.cur, t.cur, rs)
 	}
-	t.buf = append(t.buf[:t.cur], append(rs, t.buf[t.cur:]...)...)
-	t.cur += len(rs)
-	t.changed()
 }
 
 // cut removes buf[from:to] and leaves the cursor at from.
 func (t *textEdit) cut(from, to int) {
-	from, to = max(from, 0), min(to, len(t.buf))
-	if from >= to {
-		return
+	if from, to = max(from, 0), min(to, len(t.buf)); from < to {
+		t.replace(from, to, nil)
 	}
-	t.buf = append(t.buf[:from], t.buf[to:]...)
-	t.cur = from
-	t.changed()
+}
+
+// replace puts rs in the place of buf[from:to] and the cursor after it.
+// The lines it touches are measured and laid out again (a cluster or a
+// row never spans a '\n'); the rows of the lines after them only move.
+func (t *textEdit) replace(from, to int, rs []rune) {
+	start, end := t.lineStart(from), t.lineEnd(to)
+	moved := len(rs) - (to - from)
+	t.buf = slices.Replace(t.buf, from, to, rs...)
+	t.cells = slices.Replace(t.cells, start, end, t.measure(nil, start, end+moved)...)
+	if t.rows != nil {
+		first, after := t.rowAt(start), t.rowAt(end+1)
+		for i := after; i < len(t.rows); i++ {
+			t.rows[i].start += moved
+			t.rows[i].end += moved
+		}
+		t.rows = slices.Replace(t.rows, first, after, t.wrapLines(nil, start, end+moved)...)
+	}
+	t.cur = from + len(rs)
+	t.edits++
+	t.scroll()
 }
 
 func (t *textEdit) moveTo(p int) {
 	t.cur = min(max(p, 0), len(t.buf))
-	t.changed()
+	t.scroll()
 }
 
 // step is the cursor one grapheme cluster back (-1) or on (+1), so an
 // accent or a joined emoji goes as one.
 func (t *textEdit) step(dir int) int {
-	t.layout()
 	p := min(max(t.cur+dir, 0), len(t.buf))
 	for !t.clusterStart(p) {
 		p += dir
@@ -264,17 +298,15 @@ func (t *textEdit) step(dir int) int {
 	return p
 }
 
-// lineStart and lineEnd bound the line (between '\n's) the cursor is on.
-func (t *textEdit) lineStart() int {
-	p := t.cur
+// lineStart and lineEnd bound the line (between '\n's) that holds p.
+func (t *textEdit) lineStart(p int) int {
 	for p > 0 && t.buf[p-1] != '\n' {
 		p--
 	}
 	return p
 }
 
-func (t *textEdit) lineEnd() int {
-	p := t.cur
+func (t *textEdit) lineEnd(p int) int {
 	for p < len(t.buf) && t.buf[p] != '\n' {
 		p++
 	}
@@ -327,9 +359,9 @@ func (t *textEdit) key(k tea.KeyPressMsg) {
 	case "down", "ctrl+n":
 		t.moveRow(1)
 	case "home", "ctrl+a":
-		t.moveTo(t.lineStart())
+		t.moveTo(t.lineStart(t.cur))
 	case "end", "ctrl+e":
-		t.moveTo(t.lineEnd())
+		t.moveTo(t.lineEnd(t.cur))
 	case "ctrl+home", "alt+<":
 		t.moveTo(0)
 	case "ctrl+end", "alt+>":
@@ -339,9 +371,9 @@ func (t *textEdit) key(k tea.KeyPressMsg) {
 	case "alt+d", "alt+delete", "ctrl+delete":
 		t.cut(t.cur, t.wordRight())
 	case "ctrl+k":
-		t.cut(t.cur, t.lineEnd())
+		t.cut(t.cur, t.lineEnd(t.cur))
 	case "ctrl+u":
-		t.cut(t.lineStart(), t.cur)
+		t.cut(t.lineStart(t.cur), t.cur)
 	default:
 		if k.Text != "" && k.Mod&(tea.ModCtrl|tea.ModAlt) == 0 {
 			t.insert(k.Text)
@@ -370,7 +402,7 @@ func newEditStyles(noColor bool) editStyles {
 // view draws the shown rows, each behind prompt and padded to the width,
 // the cursor as a reversed cell; an empty buffer shows placeholder.
 func (t *textEdit) view(st editStyles, prompt, placeholder string) string {
-	w := max(t.width, 2)
+	w := t.width
 	p := st.prompt.Render(prompt)
 	if len(t.buf) == 0 && placeholder != "" {
 		first, _, _ := strings.Cut(ansi.Wordwrap(placeholder, w, ""), "\n")

@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -57,7 +59,7 @@ func fromState(width int, s string) *textEdit {
 	before, after, _ := strings.Cut(s, "|")
 	te.setValue(before + after)
 	te.cur = utf8.RuneCountInString(before)
-	te.changed()
+	te.scroll()
 	return te
 }
 
@@ -157,6 +159,27 @@ func TestTextEditKeys(t *testing.T) {
 	}
 }
 
+// A key and the frame after it do not lay out the whole text: a cursor
+// key lays out nothing, an edit only the lines it touches (FuzzTextEdit
+// holds those rows to a full layout's).
+func TestTextEditKeysKeepLayout(t *testing.T) {
+	text := strings.Repeat("hello world, wrapped ", 8) + "\n" + strings.Repeat("日本 ", 9) + "\n|end"
+	for _, k := range []string{"left", "right", "up", "down", "home", "end", "alt+left", "alt+right",
+		"ctrl+home", "ctrl+end", "shift+left", "ctrl+v",
+		"x", "日", "shift+enter", "backspace", "delete", "ctrl+w", "alt+d", "ctrl+k", "ctrl+u"} {
+		t.Run(k, func(t *testing.T) {
+			te := fromState(10, text)
+			te.layout()
+			n := te.layouts
+			te.key(edKey(t, k))
+			te.view(newEditStyles(true), "> ", "")
+			if te.layouts != n {
+				t.Fatalf("%s laid the text out again (%d times)", k, te.layouts-n)
+			}
+		})
+	}
+}
+
 // rowTexts are the display rows as strings.
 func rowTexts(te *textEdit) []string {
 	var out []string
@@ -240,10 +263,10 @@ func TestEditorView(t *testing.T) {
 			e.setWidth(c.width)
 			for _, s := range c.steps {
 				if s.paste != "" {
-					e.update(tea.PasteMsg{Content: s.paste})
+					e.paste(s.paste)
 				}
 				for _, k := range s.keys {
-					e.update(edKey(t, k))
+					e.key(edKey(t, k))
 				}
 			}
 			if got := e.view(); got != c.want {
@@ -304,6 +327,15 @@ func FuzzTextEdit(f *testing.F) {
 			h := te.height()
 			if r := te.cursorRow(); r < te.top || r >= te.top+h {
 				t.Fatalf("cursor row %d outside rows %d..%d", r, te.top, te.top+h-1)
+			}
+			// The rows an edit laid out are those of a full layout.
+			full := *te
+			full.rows = nil
+			if got, want := te.layout(), full.layout(); !slices.Equal(got, want) {
+				t.Fatalf("rows %v, laid out in full %v", got, want)
+			}
+			if got, want := te.cells, te.measure(nil, 0, len(te.buf)); !slices.Equal(got, want) {
+				t.Fatalf("cells %v, measured in full %v", got, want)
 			}
 			for i, s := range te.layout() {
 				if n := te.col(i, s.end); n > max(width, 2) && s.end-s.start > 1 {
@@ -371,5 +403,47 @@ func TestEditorHistoryDownByRow(t *testing.T) {
 		if got := m.ed.value(); got != c.want {
 			t.Fatalf("key %d %s: %q, want %q", i+1, c.key, got, c.want)
 		}
+	}
+}
+
+// pastedLog is n runes of a log, lines of about 60, as a user pastes one
+// to ask about it.
+func pastedLog(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "2025-03-01T12:%02d:%02dZ INFO worker %d: fetched %d items in %d ms\n", i/60%60, i%60, i%32, i%7, i%50)
+	}
+	return b.String()[:n]
+}
+
+// BenchmarkEditorKeys is one key and the editor's view after it, in a
+// 90,000-rune paste with the cursor near its end: a cursor key each way
+// (so the cursor stays where it is), and typing a rune and erasing it.
+func BenchmarkEditorKeys(b *testing.B) {
+	log := pastedLog(90_000)
+	for _, c := range []struct{ name, key, back string }{
+		{"left-right", "left", "right"},
+		{"up-down", "up", "down"},
+		{"home-end", "home", "end"},
+		{"word", "alt+left", "alt+right"},
+		{"type-erase", "x", "backspace"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			e := newEditor(newStyles(true))
+			e.setWidth(120)
+			e.cands = func(string) []string { return nil } // as the model's, it gets the whole text
+			e.paste(log)
+			e.key(edKey(b, "up"))
+			keys := []tea.KeyPressMsg{edKey(b, c.key), edKey(b, c.back)}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				e.key(keys[i%len(keys)])
+				if e.view() == "" {
+					b.Fatal("empty view")
+				}
+				i++
+			}
+		})
 	}
 }
