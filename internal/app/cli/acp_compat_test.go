@@ -19,6 +19,12 @@ func acpScenarios(t *testing.T, agent string, env ...string) map[string]any {
 		"npm install --prefix /tmp/acp @agentclientprotocol/sdk@2.4.0 and set ACP_SDK_DIR=/tmp/acp/node_modules/@agentclientprotocol/sdk")
 	testdata := testdataDir(t)
 	isolate(t)
+	// pi-acp keeps its map of session ids to files in ~/.pi/pi-acp, read,
+	// changed and written whole by each process. With the real home, runs
+	// side by side (CI's two time-zone reruns) lost each other's entries
+	// ("Unknown sessionId" on session/load), and every run left its
+	// sessions in the user's map.
+	t.Setenv("HOME", t.TempDir())
 	project := func(settings string) string {
 		dir := t.TempDir()
 		os.MkdirAll(filepath.Join(dir, ".rally"), 0o755)
