@@ -126,9 +126,13 @@ func TestHugeSessionViewMemoryIsBounded(t *testing.T) {
 	gLarge, dLarge := measure(1, large)
 	t.Logf("peak resident growth of one view: 4 MB file %.1f MiB (%v), 32 MB file %.1f MiB (%v)",
 		float64(gSmall)/(1<<20), dSmall.Round(time.Millisecond), float64(gLarge)/(1<<20), dLarge.Round(time.Millisecond))
-	// Twice the small file's, and at least 16 MiB of room for the
-	// collector's timing: the large file is 32 MB, a few times that held.
-	if bound := max(2*gSmall, gSmall+16<<20); gLarge > bound {
+	// The small file's growth and the large file's size of room for the
+	// collector's timing: loading the whole 32 MB file grows by about twice
+	// that (63–65 MiB here, where a page takes 9–13), while a loaded
+	// machine under -race has let a page's garbage pile up to 34 MiB
+	// before the collector caught up (16 MiB of room was flaky).
+	bound := gSmall + 32<<20
+	if gLarge > bound {
 		t.Errorf("viewing a page of the 32 MB session raised the resident size by %d MiB, over %d MiB (the 4 MB one: %d MiB): the view grows with the file",
 			gLarge>>20, bound>>20, gSmall>>20)
 	}
@@ -149,7 +153,7 @@ func TestHugeSessionViewMemoryIsBounded(t *testing.T) {
 		return g, 0
 	}()
 	t.Logf("peak resident growth of the sessions list over both files: %.1f MiB", float64(gList)/(1<<20))
-	if bound := max(2*gSmall, gSmall+16<<20); gList > bound {
+	if gList > bound { // a whole-file read: 57 MiB
 		t.Errorf("listing the sessions raised the resident size by %d MiB, over %d MiB: the list reads whole files", gList>>20, bound>>20)
 	}
 }
