@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -80,4 +81,17 @@ func (s *lineScan) nextFilled() (line []byte, complete, ok bool, err error) {
 			return line, complete, ok, err
 		}
 	}
+}
+
+// headerLine reads the header from line, the first line of the file that
+// is not blank, which s returned (ok false: there was none), for Load and
+// Scan alike.
+func (r *journalReader) headerLine(path string, s *lineScan, line []byte, ok bool) error {
+	if !ok {
+		return fmt.Errorf("journal: open %s: line 1: no session header (empty file)", path)
+	}
+	if err := r.header(s.pos.Line, line); err != nil {
+		return fmt.Errorf("journal: open %s: line %d: %w", path, s.pos.Line, err)
+	}
+	return nil
 }

@@ -232,11 +232,8 @@ func readCounted(rd io.Reader, path string, lines int, cuts []cut) (*readResult,
 	if err != nil {
 		return nil, fmt.Errorf("journal: read %s: %w", path, err)
 	}
-	if !ok {
-		return nil, fmt.Errorf("journal: open %s: line 1: no session header (empty file)", path)
-	}
-	if err := r.header(s.pos.Line, line); err != nil {
-		return nil, fmt.Errorf("journal: open %s: line %d: %w", path, s.pos.Line, err)
+	if err := r.headerLine(path, s, line, ok); err != nil {
+		return nil, err
 	}
 	if r.legacy && len(cuts) > 0 {
 		onePass() // a version 1 file chains its entries as it reads them

@@ -61,11 +61,8 @@ func Scan(ctx context.Context, path string, from Pos, fn func(e *Entry, at Pos) 
 	if err != nil {
 		return nil, fmt.Errorf("journal: scan %s: %w", path, err)
 	}
-	if !ok {
-		return nil, fmt.Errorf("journal: open %s: line 1: no session header (empty file)", path)
-	}
-	if err := r.header(s.pos.Line, line); err != nil {
-		return nil, fmt.Errorf("journal: open %s: line %d: %w", path, s.pos.Line, err)
+	if err := r.headerLine(path, &s, line, ok); err != nil {
+		return nil, err
 	}
 	out.ID, out.Cwd = r.ld.ID, r.ld.Cwd
 	if from.Offset > s.next0.Offset {
