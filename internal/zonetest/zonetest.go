@@ -36,12 +36,11 @@ func At(at time.Time, clock time.Duration) *time.Location {
 	return time.FixedZone(Name, int(off/time.Second))
 }
 
-// File writes loc's offset at instant at as a zoneinfo (TZif) file in a
-// directory of t's and returns its absolute path, for a child's TZ. The
-// file holds one fixed offset, as At's zones have.
-func File(t testing.TB, loc *time.Location, at time.Time) string {
+// File writes loc, a fixed zone as At's are, as a zoneinfo (TZif) file in
+// a directory of t's and returns its absolute path, for a child's TZ.
+func File(t testing.TB, loc *time.Location) string {
 	t.Helper()
-	_, off := at.In(loc).Zone()
+	_, off := time.Unix(0, 0).In(loc).Zone()
 	path := filepath.Join(t.TempDir(), "zone")
 	if err := os.WriteFile(path, tzif(off), 0o644); err != nil {
 		t.Fatal(err)

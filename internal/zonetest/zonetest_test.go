@@ -41,7 +41,7 @@ func TestFile(t *testing.T) {
 	} {
 		t.Run(at.Format("15:04"), func(t *testing.T) {
 			zone := At(at, 9*time.Hour+30*time.Minute)
-			data, err := os.ReadFile(File(t, zone, at))
+			data, err := os.ReadFile(File(t, zone))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,9 +26,8 @@ func morningZone(at time.Time) *time.Location {
 // childZone is morningZone for a rally run as a child process: its TZ
 // setting (a zoneinfo file) and the zone to read the child's times in.
 func childZone(t *testing.T) (env string, loc *time.Location) {
-	now := time.Now()
-	loc = morningZone(now)
-	return "TZ=" + zonetest.File(t, loc, now), loc
+	loc = morningZone(time.Now())
+	return "TZ=" + zonetest.File(t, loc), loc
 }
 
 // runAt is run by the clock now.

@@ -25,7 +25,7 @@ func waitZone(t *testing.T) (env string, loc *time.Location) {
 	if _, off := now.In(loc).Zone(); off > -3600 && off < 3600 {
 		loc = zonetest.At(now, 4*time.Hour+30*time.Minute)
 	}
-	return "TZ=" + zonetest.File(t, loc, now), loc
+	return "TZ=" + zonetest.File(t, loc), loc
 }
 
 // resetAt reads the "resumes at HH:MM" of s and checks it against the
