@@ -40,6 +40,8 @@ type textEdit struct {
 	cur     int    // cursor, 0..len(buf)
 	width   int    // text columns (the prompt's excluded), at least minEditWidth
 	top     int    // first row shown
+	goal    int    // the column Up and Down aim for, while aiming
+	aiming  bool   // the last move was Up or Down: a short row on the way keeps the goal
 	cells   []int8 // per rune: its grapheme cluster's width, notFirst or tabCell; kept by each edit
 	rows    []span // buf soft-wrapped at width; nil when stale
 	layouts int    // how many times all rows were laid out: a test holds keys to none
@@ -66,7 +68,7 @@ func (t *textEdit) setValue(s string) {
 	t.buf = clean(s)
 	t.cells = t.measure(t.cells[:0], 0, len(t.buf))
 	t.rows = nil
-	t.cur = len(t.buf)
+	t.cur, t.aiming = len(t.buf), false
 	t.scroll()
 }
 
@@ -235,8 +237,8 @@ func (t *textEdit) onFirstRow() bool { return t.cursorRow() == 0 }
 
 func (t *textEdit) onLastRow() bool { return t.cursorRow() == len(t.layout())-1 }
 
-// moveRow puts the cursor dir rows up or down at the same column, or as
-// near as the row allows.
+// moveRow puts the cursor dir rows up or down at the column it was at
+// before Up and Down began, or as near as the row allows.
 func (t *textEdit) moveRow(dir int) {
 	rows := t.layout()
 	r := t.cursorRow()
@@ -244,7 +246,9 @@ func (t *textEdit) moveRow(dir int) {
 	if n < 0 || n >= len(rows) {
 		return
 	}
-	goal := t.col(r, t.cur)
+	if !t.aiming {
+		t.goal, t.aiming = t.col(r, t.cur), true
+	}
 	s := rows[n]
 	last := s.end
 	if n+1 < len(rows) && rows[n+1].start == s.end {
@@ -253,7 +257,7 @@ func (t *textEdit) moveRow(dir int) {
 	p, c := s.start, 0
 	for p < last {
 		w := t.cellsAt(p, c)
-		if c+w > goal {
+		if c+w > t.goal {
 			break
 		}
 		c += w
@@ -295,13 +299,13 @@ func (t *textEdit) replace(from, to int, rs []rune) {
 		}
 		t.rows = slices.Replace(t.rows, first, after, t.wrapLines(nil, start, end+moved)...)
 	}
-	t.cur = from + len(rs)
+	t.cur, t.aiming = from+len(rs), false
 	t.edits++
 	t.scroll()
 }
 
 func (t *textEdit) moveTo(p int) {
-	t.cur = min(max(p, 0), len(t.buf))
+	t.cur, t.aiming = min(max(p, 0), len(t.buf)), false
 	t.scroll()
 }
 

@@ -120,6 +120,11 @@ func TestTextEditKeys(t *testing.T) {
 		{"up to the same column", "abc\nde|f", []string{"up"}, "", "ab|c\ndef"},
 		{"up to a shorter line", "ab\ncdef|", []string{"up"}, "", "ab|\ncdef"},
 		{"up on the first row", "a|b", []string{"up"}, "", "a|b"},
+		{"up through a short line keeps the column", "abcdef\nab\nabcd|ef", []string{"up", "up"}, "", "abcd|ef\nab\nabcdef"},
+		{"down through an empty line keeps the column", "abc|\n\nabcdef", []string{"down", "down"}, "", "abc\n\nabc|def"},
+		{"up and back down comes back", "abcdef\nab\nabcd|ef", []string{"up", "down"}, "", "abcdef\nab\nabcd|ef"},
+		{"a move between sets a new column", "abcdef\nab\nabcd|ef", []string{"up", "left", "up"}, "", "a|bcdef\nab\nabcdef"},
+		{"an edit between sets a new column", "abcdef\nab\nabcd|ef", []string{"up", "x", "up"}, "", "abc|def\nabx\nabcdef"},
 		{"down by display width", "日本|\nabcd", []string{"down"}, "", "日本\nabcd|"},
 		{"down into a wide rune", "abc|\n日本", []string{"down"}, "", "abc\n日|本"},
 		{"down on the last row", "a|b", []string{"down", "ctrl+n"}, "", "a|b"},
@@ -292,7 +297,7 @@ func TestEditorView(t *testing.T) {
 }
 
 // A setValue (history, completion) or a reset puts the cursor in range and
-// the view where it shows.
+// the view where it shows, and Up after it aims from its new column.
 func TestTextEditSetValue(t *testing.T) {
 	te := fromState(10, strings.Repeat("x\n", 20)+"|")
 	te.setValue("short")
@@ -302,6 +307,13 @@ func TestTextEditSetValue(t *testing.T) {
 	te.setValue("")
 	if edState(te) != "|" || te.height() != 1 {
 		t.Fatalf("after reset: %q, height %d", edState(te), te.height())
+	}
+	te = fromState(10, "abcdef\nab\nabcd|ef")
+	te.key(edKey(t, "up"))
+	te.setValue("abcdef\nab")
+	te.key(edKey(t, "up"))
+	if edState(te) != "ab|cdef\nab" {
+		t.Fatalf("up after setValue: %q", edState(te))
 	}
 }
 
