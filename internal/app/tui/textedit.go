@@ -45,7 +45,7 @@ type textEdit struct {
 	cells   []int8 // per rune: its grapheme cluster's width, notFirst or tabCell; kept by each edit
 	rows    []span // buf soft-wrapped at width; nil when stale
 	layouts int    // how many times all rows were laid out: a test holds keys to none
-	edits   int    // how many edits a key or a paste made: the editor's hint looks only after one
+	edits   int    // how many edits there were: the editor looks its hint up only after one
 }
 
 // minEditWidth is the fewest text columns: a wide rune needs two.
