@@ -3,6 +3,10 @@ package tui
 import (
 	"strings"
 	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/rally-agent/rally/llm"
 )
 
 // The completion hint is looked up after each edit, and not after a
@@ -40,5 +44,22 @@ func TestEditorHintAfterEdits(t *testing.T) {
 		if lookups-n != c.lookups || e.hint != c.hint {
 			t.Fatalf("%s: %d lookups, hint %q; want %d, %q", c.key, lookups-n, e.hint, c.lookups, c.hint)
 		}
+	}
+}
+
+// A pasted tab is sent as pasted, and the transcript shows the prompt
+// with each tab at the next stop of its line.
+func TestEditorSendsTabs(t *testing.T) {
+	m, f := testModel(t, Options{})
+	prompt := "all:\n\tgo build\tx"
+	m.Update(tea.PasteMsg{Content: prompt})
+	run(m, press(m, "enter"))
+	if len(f.prompts) != 1 || f.prompts[0] != prompt {
+		t.Fatalf("sent %q, want %q", f.prompts, prompt)
+	}
+	ev(m, messageEndMsg{msg: llm.Message{Role: llm.User, Content: []llm.Content{llm.Text(prompt)}}})
+	want := "› all:\n        go build        x\n"
+	if got := screen(m); !strings.Contains(got, want) {
+		t.Fatalf("no %q in\n%s", want, got)
 	}
 }

@@ -27,15 +27,25 @@ import (
 // scroll over the layout there is. An edit measures and lays out again
 // the lines it touches, and moves the rows of the lines after them; only
 // setValue and a new width lay out the whole text.
+//
+// A tab stays a tab, so the prompt is sent as it was pasted: a Makefile's
+// recipe lines must begin with one, and Go is indented with them. It is
+// one rune, so one cursor step, and shows as the spaces to the next tab
+// stop, the transcript's rule (tabSpan), counted from the row's start,
+// since each row is drawn behind the prompt as a line of its own; a row's
+// end stops it first, as a terminal's right margin does. Only a paste
+// brings one: the Tab key completes commands.
 type textEdit struct {
 	buf     []rune // the value; '\n' ends a line
 	cur     int    // cursor, 0..len(buf)
 	width   int    // text columns (the prompt's excluded), at least minEditWidth
 	top     int    // first row shown
-	cells   []int8 // per rune: its grapheme cluster's width, or notFirst; kept by each edit
+	goal    int    // the column Up and Down aim for, while aiming
+	aiming  bool   // the last move was Up or Down: a short row on the way keeps the goal
+	cells   []int8 // per rune: its grapheme cluster's width, notFirst or tabCell; kept by each edit
 	rows    []span // buf soft-wrapped at width; nil when stale
 	layouts int    // how many times all rows were laid out: a test holds keys to none
-	edits   int    // how many edits a key or a paste made: the editor's hint looks only after one
+	edits   int    // how many edits there were: the editor looks its hint up only after one
 }
 
 // minEditWidth is the fewest text columns: a wide rune needs two.
@@ -48,19 +58,17 @@ const notFirst = -1
 // span is one display row: buf[start:end], without its '\n'.
 type span struct{ start, end int }
 
-// tabWidth is how many spaces a typed or pasted tab becomes, as the
-// textarea did: a tab's width depends on the terminal's tab stops, which
-// the layout cannot know.
-const tabWidth = 4
+// tabCell marks a tab: its width is where it stands in its row.
+const tabCell = -2
 
 func (t *textEdit) value() string { return string(t.buf) }
 
 // setValue replaces the text and puts the cursor at its end.
 func (t *textEdit) setValue(s string) {
-	t.buf = []rune(clean(s))
+	t.buf = clean(s)
 	t.cells = t.measure(t.cells[:0], 0, len(t.buf))
 	t.rows = nil
-	t.cur = len(t.buf)
+	t.cur, t.aiming = len(t.buf), false
 	t.scroll()
 }
 
@@ -86,29 +94,22 @@ func (t *textEdit) scroll() {
 // maxEditorRows.
 func (t *textEdit) height() int { return min(len(t.layout()), maxEditorRows) }
 
-// clean makes text insertable: CRLF and CR become LF, a tab becomes
-// spaces, other control characters (bidi controls among them) and invalid
-// UTF-8 are dropped, so nothing in the buffer can move the terminal's
-// cursor or reorder what it shows.
-func clean(s string) string {
+// clean is text made insertable: CRLF and CR become LF; other control
+// characters but tab (bidi controls among them: termsafe's rule) and
+// invalid UTF-8 are dropped, so nothing in the buffer can move the
+// terminal's cursor or reorder what it shows. A tab is drawn as spaces.
+func clean(s string) []rune {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
-	var b strings.Builder
+	rs := make([]rune, 0, len(s))
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		i += n
-		switch {
-		case r == utf8.RuneError && n == 1:
-		case r == '\t':
-			b.WriteString(strings.Repeat(" ", tabWidth))
-		case r == '\n':
-			b.WriteRune(r)
-		case termsafe.Unsafe(r): // C0, DEL, C1 and bidi controls: termsafe's rule
-		default:
-			b.WriteRune(r)
+		if !termsafe.Unsafe(r) && (r != utf8.RuneError || n > 1) {
+			rs = append(rs, r)
 		}
 	}
-	return b.String()
+	return rs
 }
 
 // measure appends the cells of buf[from:to] to dst. Widths are the
@@ -123,7 +124,11 @@ func (t *textEdit) measure(dst []int8, from, to int) []int8 {
 			_, n := utf8.DecodeRuneInString(s)
 			cl, w = s[:n], 0
 		}
-		dst = append(dst, int8(min(w, 2)))
+		c := int8(min(w, 2))
+		if cl == "\t" {
+			c = tabCell
+		}
+		dst = append(dst, c)
 		for range utf8.RuneCountInString(cl) - 1 {
 			dst = append(dst, notFirst)
 		}
@@ -132,8 +137,30 @@ func (t *textEdit) measure(dst []int8, from, to int) []int8 {
 	return dst
 }
 
-// cellWidth is rune i's width in cells.
-func (t *textEdit) cellWidth(i int) int { return max(int(t.cells[i]), 0) }
+// cellsAt is how many cells rune i takes at column col of its row: a tab
+// reaches the next tab stop or the row's end, and takes at least one cell,
+// so that at a full row's end it goes to the next row like a rune.
+func (t *textEdit) cellsAt(i, col int) int {
+	switch c := t.cells[i]; c {
+	case notFirst:
+		return 0
+	case tabCell:
+		return max(min(tabSpan(col), t.width-col), 1)
+	default:
+		return int(c)
+	}
+}
+
+// advance is the column after buf[from:to] drawn from column col.
+func (t *textEdit) advance(from, to, col int) int {
+	for i := from; i < to; i++ {
+		col += t.cellsAt(i, col)
+	}
+	return col
+}
+
+// blank is a rune a row may break after.
+func blank(r rune) bool { return r == ' ' || r == '\t' }
 
 // clusterStart reports whether a cursor at p is not inside a cluster.
 func (t *textEdit) clusterStart(p int) bool {
@@ -159,11 +186,11 @@ func (t *textEdit) wrapLines(rows []span, from, to int) []span {
 }
 
 // wrapLine appends the rows of the line that starts at start, soft-wrapped
-// at the width: after the last space that fits, or inside a word longer
+// at the width: after the last blank that fits, or inside a word longer
 // than the row. A line that fills its last row exactly gets an empty row
 // after it, for the cursor. It returns where the next line starts.
 func (t *textEdit) wrapLine(rows []span, start int) ([]span, int) {
-	col, space := 0, -1 // space: index after the row's last space
+	col, space := 0, -1 // space: index after the row's last blank
 	for i := start; ; i++ {
 		if i == len(t.buf) || t.buf[i] == '\n' {
 			rows = append(rows, span{start, i})
@@ -173,22 +200,20 @@ func (t *textEdit) wrapLine(rows []span, start int) ([]span, int) {
 			return rows, i + 1
 		}
 		r := t.buf[i]
-		rw := t.cellWidth(i)
+		rw := t.cellsAt(i, col)
 		// A word carried to the next row may still not fit with r: then
 		// the second pass breaks right before r.
 		for col+rw > t.width && i > start {
 			brk := i
-			if space > start && r != ' ' {
+			if space > start && !blank(r) {
 				brk = space
 			}
 			rows = append(rows, span{start, brk})
 			start, space = brk, -1
-			col = 0
-			for j := brk; j < i; j++ {
-				col += t.cellWidth(j)
-			}
+			col = t.advance(brk, i, 0)
+			rw = t.cellsAt(i, col) // a tab's width is where it lands
 		}
-		if r == ' ' {
+		if blank(r) {
 			space = i + 1
 		}
 		col += rw
@@ -206,20 +231,14 @@ func (t *textEdit) rowAt(p int) int {
 func (t *textEdit) cursorRow() int { return t.rowAt(t.cur+1) - 1 }
 
 // col is the display column of position p in row r.
-func (t *textEdit) col(r, p int) int {
-	c := 0
-	for i := t.layout()[r].start; i < p; i++ {
-		c += t.cellWidth(i)
-	}
-	return c
-}
+func (t *textEdit) col(r, p int) int { return t.advance(t.layout()[r].start, p, 0) }
 
 func (t *textEdit) onFirstRow() bool { return t.cursorRow() == 0 }
 
 func (t *textEdit) onLastRow() bool { return t.cursorRow() == len(t.layout())-1 }
 
-// moveRow puts the cursor dir rows up or down at the same column, or as
-// near as the row allows.
+// moveRow puts the cursor dir rows up or down at the column it was at
+// before Up and Down began, or as near as the row allows.
 func (t *textEdit) moveRow(dir int) {
 	rows := t.layout()
 	r := t.cursorRow()
@@ -227,7 +246,9 @@ func (t *textEdit) moveRow(dir int) {
 	if n < 0 || n >= len(rows) {
 		return
 	}
-	goal := t.col(r, t.cur)
+	if !t.aiming {
+		t.goal, t.aiming = t.col(r, t.cur), true
+	}
 	s := rows[n]
 	last := s.end
 	if n+1 < len(rows) && rows[n+1].start == s.end {
@@ -235,8 +256,8 @@ func (t *textEdit) moveRow(dir int) {
 	}
 	p, c := s.start, 0
 	for p < last {
-		w := t.cellWidth(p)
-		if c+w > goal {
+		w := t.cellsAt(p, c)
+		if c+w > t.goal {
 			break
 		}
 		c += w
@@ -250,7 +271,7 @@ func (t *textEdit) moveRow(dir int) {
 }
 
 func (t *textEdit) insert(s string) {
-	if rs := []rune(clean(s)); len(rs) > 0 {
+	if rs := clean(s); len(rs) > 0 {
 		t.replace(t.cur, t.cur, rs)
 	}
 }
@@ -278,13 +299,13 @@ func (t *textEdit) replace(from, to int, rs []rune) {
 		}
 		t.rows = slices.Replace(t.rows, first, after, t.wrapLines(nil, start, end+moved)...)
 	}
-	t.cur = from + len(rs)
+	t.cur, t.aiming = from+len(rs), false
 	t.edits++
 	t.scroll()
 }
 
 func (t *textEdit) moveTo(p int) {
-	t.cur = min(max(p, 0), len(t.buf))
+	t.cur, t.aiming = min(max(p, 0), len(t.buf)), false
 	t.scroll()
 }
 
@@ -421,24 +442,46 @@ func (t *textEdit) view(st editStyles, prompt, placeholder string) string {
 		}
 		b.WriteString(p)
 		s := rows[i]
-		used := t.col(i, s.end)
+		var used int
 		if i != cr {
-			b.WriteString(string(t.buf[s.start:s.end]))
+			used = t.draw(&b, s.start, s.end, 0)
 		} else {
-			b.WriteString(string(t.buf[s.start:t.cur]))
-			if t.cur < s.end {
-				q := t.cur + 1 // the whole cluster shows under the cursor
-				for q < s.end && !t.clusterStart(q) {
-					q++
-				}
-				b.WriteString(st.cursor.Render(string(t.buf[t.cur:q])))
-				b.WriteString(string(t.buf[q:s.end]))
-			} else {
-				b.WriteString(st.cursor.Render(" "))
-				used++
-			}
+			used = t.drawCursorRow(&b, st, s)
 		}
 		b.WriteString(strings.Repeat(" ", max(0, w-used)))
 	}
 	return b.String()
+}
+
+// drawCursorRow writes row s with the cursor's cluster reversed, or a
+// reversed space past the row's end, and returns the cells it took.
+func (t *textEdit) drawCursorRow(b *strings.Builder, st editStyles, s span) int {
+	col := t.draw(b, s.start, t.cur, 0)
+	if t.cur == s.end {
+		b.WriteString(st.cursor.Render(" "))
+		return col + 1
+	}
+	q := t.cur + 1 // the whole cluster shows under the cursor, and a whole tab
+	for q < s.end && !t.clusterStart(q) {
+		q++
+	}
+	var under strings.Builder
+	col = t.draw(&under, t.cur, q, col)
+	b.WriteString(st.cursor.Render(under.String()))
+	return t.draw(b, q, s.end, col)
+}
+
+// draw writes buf[from:to] from column col of its row, a tab as the
+// spaces it spans, and returns the column after it.
+func (t *textEdit) draw(b *strings.Builder, from, to, col int) int {
+	for i := from; i < to; i++ {
+		w := t.cellsAt(i, col)
+		if t.buf[i] == '\t' {
+			b.WriteString(strings.Repeat(" ", w))
+		} else {
+			b.WriteRune(t.buf[i])
+		}
+		col += w
+	}
+	return col
 }

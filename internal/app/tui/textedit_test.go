@@ -120,6 +120,11 @@ func TestTextEditKeys(t *testing.T) {
 		{"up to the same column", "abc\nde|f", []string{"up"}, "", "ab|c\ndef"},
 		{"up to a shorter line", "ab\ncdef|", []string{"up"}, "", "ab|\ncdef"},
 		{"up on the first row", "a|b", []string{"up"}, "", "a|b"},
+		{"up through a short line keeps the column", "abcdef\nab\nabcd|ef", []string{"up", "up"}, "", "abcd|ef\nab\nabcdef"},
+		{"down through an empty line keeps the column", "abc|\n\nabcdef", []string{"down", "down"}, "", "abc\n\nabc|def"},
+		{"up and back down comes back", "abcdef\nab\nabcd|ef", []string{"up", "down"}, "", "abcdef\nab\nabcd|ef"},
+		{"a move between sets a new column", "abcdef\nab\nabcd|ef", []string{"up", "left", "up"}, "", "a|bcdef\nab\nabcdef"},
+		{"an edit between sets a new column", "abcdef\nab\nabcd|ef", []string{"up", "x", "up"}, "", "abc|def\nabx\nabcdef"},
 		{"down by display width", "日本|\nabcd", []string{"down"}, "", "日本\nabcd|"},
 		{"down into a wide rune", "abc|\n日本", []string{"down"}, "", "abc\n日|本"},
 		{"down on the last row", "a|b", []string{"down", "ctrl+n"}, "", "a|b"},
@@ -134,7 +139,14 @@ func TestTextEditKeys(t *testing.T) {
 		{"down by cluster width", "🇺🇸|\nabcd", []string{"down"}, "", "🇺🇸\nab|cd"},
 		{"paste at the cursor", "a|d", nil, "bc", "abc|d"},
 		{"paste CRLF and CR", "|", nil, "a\r\nb\rc", "a\nb\nc|"},
-		{"paste tab", "|", nil, "a\tb", "a    b|"},
+		{"paste tab", "|", nil, "a\tb", "a\tb|"},
+		{"right over a tab is one step", "a|\tb", []string{"right"}, "", "a\t|b"},
+		{"backspace a tab", "a\t|b", []string{"backspace"}, "", "a|b"},
+		{"up into a tab lands on it", "a\tb\nabcde|fgh", []string{"up"}, "", "a|\tb\nabcdefgh"},
+		{"up to a tab's end", "a\tb\nabcdefgh|i", []string{"up"}, "", "a\t|b\nabcdefghi"},
+		{"up past a tab", "a\tb\nabcdefghi|", []string{"up"}, "", "a\tb|\nabcdefghi"},
+		{"down from a tab's end", "a\t|b\nabcdefghi", []string{"down"}, "", "a\tb\nabcdefgh|i"},
+		{"down from a tab", "a|\tb\nabcdefghi", []string{"down"}, "", "a\tb\na|bcdefghi"},
 		{"paste drops bidi controls", "|", nil, "a\u202eb\u2066c\u200fd", "abcd|"},
 		// Width 10: "abcdefg🇺🇸" is the first row (日 does not fit after it),
 		// the flag's two runes one cluster at its soft break; the goal
@@ -213,6 +225,12 @@ func TestTextEditWrap(t *testing.T) {
 		{"a joined emoji is two cells", 4, "👨‍👩‍👧a", []string{"👨‍👩‍👧a"}},
 		{"tiny width", 0, "abc", []string{"ab", "c"}},
 		{"a carried word still too wide", 3, " 本語", []string{" ", "本", "語"}},
+		{"a tab reaches the next stop", 10, "abc\tde", []string{"abc\tde", ""}},
+		{"a tab is a place to break", 10, "ab\tcdefgh", []string{"ab\t", "cdefgh"}},
+		{"a row's end stops a tab", 10, "abcdefghi\tx", []string{"abcdefghi\t", "x"}},
+		{"a tab at a full row's end starts the next", 10, "abcdefghij\tx", []string{"abcdefghij", "\tx"}},
+		{"a tab carried to the next row spans from there", 10, "abcdefghij\txyz", []string{"abcdefghij", "\t", "xyz"}},
+		{"a tab ending a row exactly leaves a row for the cursor", 10, "abcdefghi\t", []string{"abcdefghi\t", ""}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			te := fromState(c.width, c.text+"|")
@@ -248,7 +266,9 @@ func TestEditorView(t *testing.T) {
 		{"wide", true, 12, []step{{paste: "日本語日本語"}}, "> 日本語日本\n> 語\x1b[7m \x1b[m       "},
 		{"a flag under the cursor", true, 12, []step{{paste: "🇺🇸", keys: []string{"left"}}}, "> \x1b[7m🇺🇸\x1b[m        "},
 		{"an accent under the cursor", true, 12, []step{{paste: "e\u0301x", keys: []string{"home"}}}, "> \x1b[7me\u0301\x1b[mx        "},
-		{"tab", true, 12, []step{{paste: "a\tb"}}, "> a    b\x1b[7m \x1b[m   "},
+		{"tab", true, 12, []step{{paste: "a\tb"}}, "> a       b\x1b[7m \x1b[m"},
+		{"a tab under the cursor", true, 12, []step{{paste: "a\tb", keys: []string{"left", "left"}}}, "> a\x1b[7m       \x1b[mb "},
+		{"tabs on a wrapped row", true, 12, []step{{paste: "abcdefghi\tx\ty"}}, "> abcdefghi \n> x       y\x1b[7m \x1b[m"},
 		{"scrolled to the cursor", true, 12, []step{{paste: "a\nb\nc\nd\ne\nf\ng\nh\ni\nj"}},
 			"> c         \n> d         \n> e         \n> f         \n> g         \n> h         \n> i         \n> j\x1b[7m \x1b[m        "},
 		{"scrolled back to the top", true, 12, []step{{paste: "a\nb\nc\nd\ne\nf\ng\nh\ni\nj", keys: []string{"ctrl+home"}}},
@@ -277,7 +297,7 @@ func TestEditorView(t *testing.T) {
 }
 
 // A setValue (history, completion) or a reset puts the cursor in range and
-// the view where it shows.
+// the view where it shows, and Up after it aims from its new column.
 func TestTextEditSetValue(t *testing.T) {
 	te := fromState(10, strings.Repeat("x\n", 20)+"|")
 	te.setValue("short")
@@ -288,10 +308,17 @@ func TestTextEditSetValue(t *testing.T) {
 	if edState(te) != "|" || te.height() != 1 {
 		t.Fatalf("after reset: %q, height %d", edState(te), te.height())
 	}
+	te = fromState(10, "abcdef\nab\nabcd|ef")
+	te.key(edKey(t, "up"))
+	te.setValue("abcdef\nab")
+	te.key(edKey(t, "up"))
+	if edState(te) != "ab|cdef\nab" {
+		t.Fatalf("up after setValue: %q", edState(te))
+	}
 }
 
 // FuzzTextEdit presses any keys and pastes any text at any width: nothing
-// panics, the value stays valid UTF-8 without controls but '\n', the
+// panics, the value stays valid UTF-8 without controls but '\n' and tab, the
 // cursor stays in the buffer and its row on screen, every row fits the
 // width, and the view has one line per shown row.
 func FuzzTextEdit(f *testing.F) {
@@ -301,10 +328,12 @@ func FuzzTextEdit(f *testing.F) {
 	f.Add(10, []byte{0, 1, 2, 3, 4, 0, 7, 7, 9, 5, 13}, "hello world\r\n\tx")
 	f.Add(3, []byte{200, 9, 9, 10, 15, 200, 6}, "日本語 🎉 abc\x1b[0m\xff")
 	f.Add(40, []byte{200, 200, 200, 19, 9, 9, 9, 9, 9, 9, 9, 9, 9, 10}, strings.Repeat("line\n", 12))
+	f.Add(12, []byte{200, 9, 10, 7, 200, 9, 9, 10, 5, 10, 8, 6}, "a\tbc\t\td\n\t日\t🇺🇸\tx yz\t")
 	f.Fuzz(func(t *testing.T, width int, ops []byte, text string) {
 		if width < -5 || width > 300 || len(ops) > 500 || len(text) > 2000 {
 			t.Skip()
 		}
+		w := max(width, minEditWidth)
 		st := newEditStyles(true)
 		te := &textEdit{}
 		te.setWidth(width)
@@ -318,7 +347,7 @@ func FuzzTextEdit(f *testing.F) {
 			if !utf8.ValidString(v) {
 				t.Fatalf("invalid UTF-8 %q", v)
 			}
-			if strings.ContainsFunc(v, func(r rune) bool { return r != '\n' && r < ' ' }) {
+			if strings.ContainsFunc(v, func(r rune) bool { return r != '\n' && r != '\t' && r < ' ' }) {
 				t.Fatalf("a control in %q", v)
 			}
 			if te.cur < 0 || te.cur > len(te.buf) {
@@ -338,7 +367,7 @@ func FuzzTextEdit(f *testing.F) {
 				t.Fatalf("cells %v, measured in full %v", got, want)
 			}
 			for i, s := range te.layout() {
-				if n := te.col(i, s.end); n > max(width, 2) && s.end-s.start > 1 {
+				if n := te.col(i, s.end); n > w && s.end-s.start > 1 {
 					t.Fatalf("row %d %q is %d wide at width %d", i, string(te.buf[s.start:s.end]), n, width)
 				}
 			}
@@ -353,17 +382,17 @@ func FuzzTextEdit(f *testing.F) {
 			for i, l := range lines {
 				r := te.top + i
 				sp := te.layout()[r]
-				row := string(te.buf[sp.start:sp.end])
+				row := tabsShown(string(te.buf[sp.start:sp.end]), w)
 				used := ansi.StringWidth(row)
 				if r == te.cursorRow() && te.cur == sp.end {
 					row += " "
 					used++
 				}
-				want := "> " + row + strings.Repeat(" ", max(0, max(width, 2)-used))
+				want := "> " + row + strings.Repeat(" ", max(0, w-used))
 				if got := ansi.Strip(l); got != want {
 					t.Fatalf("view line %d %q, want %q", r, got, want)
 				}
-				if used > max(width, 2) && sp.end-sp.start > 1 {
+				if used > w && sp.end-sp.start > 1 {
 					t.Fatalf("row %d %q is %d wide at width %d", r, row, used, width)
 				}
 			}
@@ -372,6 +401,21 @@ func FuzzTextEdit(f *testing.F) {
 			}
 		}
 	})
+}
+
+// tabsShown is a row as it shows w columns wide: a tab as the spaces to
+// the next multiple of tabStop, or to w if that comes first, at least one.
+func tabsShown(row string, w int) string {
+	var b strings.Builder
+	for _, r := range row {
+		if r != '\t' {
+			b.WriteRune(r)
+			continue
+		}
+		col := ansi.StringWidth(b.String())
+		b.WriteString(strings.Repeat(" ", max(min(tabStop-col%tabStop, w-col), 1)))
+	}
+	return b.String()
 }
 
 // Up and Down walk the draft's rows first and reach the history only from

@@ -283,7 +283,9 @@ func (t *transcript) renderBlock(b *block, w int) string {
 	st := t.st
 	switch b.kind {
 	case kUser:
-		return st.user.Render(wrap("› "+b.text, w))
+		// Tabs go to their stops first: lipgloss wraps a tab as no cell and
+		// then draws it as four.
+		return st.user.Render(wrap(expandTabs("› "+b.text), w))
 	case kAssistant:
 		if b.live {
 			return wrap(b.text, w)
@@ -364,22 +366,29 @@ func (t *transcript) markdown(text string, w int) string {
 // tabStop is the terminal's: a tab moves to the next multiple of 8.
 const tabStop = 8
 
-// expandTabs replaces each tab of a line of output with the spaces that
-// reach the next tab stop, as the terminal would have shown it, so that
+// tabSpan is how many cells a tab at column col takes: the rule of the
+// transcript and the editor both.
+func tabSpan(col int) int { return tabStop - col%tabStop }
+
+// expandTabs replaces each tab of text with the spaces that reach the
+// next tab stop of its line, as the terminal would have shown it, so that
 // columns (ls -l, a TSV) stay aligned; a wrapper that counts a tab as a
 // fixed run of spaces breaks them.
-func expandTabs(line string) string {
-	if !strings.Contains(line, "\t") {
-		return line
+func expandTabs(text string) string {
+	if !strings.Contains(text, "\t") {
+		return text
 	}
 	var b strings.Builder
 	col := 0
-	for _, r := range line {
-		if r == '\t' {
-			n := tabStop - col%tabStop
+	for _, r := range text {
+		switch r {
+		case '\t':
+			n := tabSpan(col)
 			b.WriteString(strings.Repeat(" ", n))
 			col += n
 			continue
+		case '\n':
+			col = 0
 		}
 		b.WriteRune(r)
 		col += ansi.StringWidth(string(r))
