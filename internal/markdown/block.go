@@ -58,7 +58,7 @@ const maxDepth = 32
 // parseBlocks parses a container's lines; refs collects the link
 // reference definitions (the labels normalised).
 func parseBlocks(lines []string, refs map[string]string) []*block {
-	b, _ := parseNested(&source{text: lines}, refs, 0)
+	b, _ := parseNested(&source{text: lines, ended: true}, refs, 0)
 	return b
 }
 

@@ -20,17 +20,22 @@ import "strings"
 // the rest of the text for nothing.
 type source struct {
 	text []string
-	lazy []bool // nil for a document: no line of it is lazy
-	// next adds the container's next line and reports whether there was
-	// one; nil once there was not (and for a document).
-	next func(*source) bool
+	lazy []bool // nil until a line is lazy (for a document, always)
+	// Where a container's lines come from: its parent's lines (nil for a
+	// document, whose lines are all there), the next of them to look at,
+	// and whose lines they are (bQuote, or bItem marked by mark).
+	from  *source
+	at    int
+	kind  blockKind
+	mark  marker
+	ended bool // no more lines: the container, or the document, ended
+	// blankEnd: an item ended at blank lines, which at has passed.
+	blankEnd bool
 }
 
 func (s *source) has(j int) bool {
-	for j >= len(s.text) && s.next != nil {
-		if !s.next(s) {
-			s.next = nil
-		}
+	for j >= len(s.text) && !s.ended {
+		s.ended = !s.next()
 	}
 	return j < len(s.text)
 }
@@ -38,8 +43,88 @@ func (s *source) has(j int) bool {
 func (s *source) isLazy(j int) bool { return j < len(s.lazy) && s.lazy[j] }
 
 func (s *source) add(ln string, lazy bool) {
+	if lazy && s.lazy == nil {
+		s.lazy = make([]bool, len(s.text), cap(s.text)+1)
+	}
 	s.text = append(s.text, ln)
-	s.lazy = append(s.lazy, lazy)
+	if s.lazy != nil {
+		s.lazy = append(s.lazy, lazy)
+	}
+}
+
+// next adds the container's next line and reports whether there was one.
+func (s *source) next() bool {
+	if s.from == nil || !s.from.has(s.at) {
+		return false
+	}
+	if s.kind == bQuote {
+		return s.nextQuoted()
+	}
+	return s.nextOfItem()
+}
+
+// nextQuoted adds a quote's next line: one with its marker, stripped of
+// it, or a lazy line as it is.
+func (s *source) nextQuoted() bool {
+	ln := s.from.text[s.at]
+	switch {
+	case isQuoteMarked(ln): // never a line lazy for an outer container: that opens no quote
+		s.add(stripQuoteMarker(ln), false)
+	case s.from.isLazy(s.at) || lazyText(ln):
+		s.add(ln, true)
+	default:
+		return false
+	}
+	s.at++
+	return true
+}
+
+// nextOfItem adds an item's next line: one indented to its content,
+// stripped of that indent, a lazy line as it is, or the blank lines
+// before one indented to its content.
+func (s *source) nextOfItem() bool {
+	ln := s.from.text[s.at]
+	switch {
+	case isBlank(ln):
+		// Blank lines the item does not go on after are not its, and an
+		// item may start with one blank line, not two; its list may go
+		// on after them.
+		k := s.from.blankRun(s.at)
+		if (len(s.text) == 1 && isBlank(s.text[0])) || !s.from.indentedTo(k, s.mark.indent) {
+			s.at, s.blankEnd = k, true
+			return false
+		}
+		for ; s.at < k; s.at++ {
+			s.add("", false)
+		}
+		return true
+	case s.from.indentedTo(s.at, s.mark.indent):
+		s.add(stripCols(ln, s.mark.indent), false)
+	case s.from.isLazy(s.at) || lazyText(ln):
+		s.add(ln, true)
+	default:
+		return false
+	}
+	s.at++
+	return true
+}
+
+// indentedTo reports whether line k is indented by cols or more (to an
+// item's content, so in the item even after blank lines) and not lazy.
+func (s *source) indentedTo(k, cols int) bool {
+	if !s.has(k) || s.isLazy(k) {
+		return false
+	}
+	ind, _ := indentOf(s.text[k])
+	return ind >= cols
+}
+
+// blankRun returns the line after the blank lines from j.
+func (s *source) blankRun(j int) int {
+	for s.has(j) && isBlank(s.text[j]) {
+		j++
+	}
+	return j
 }
 
 // lazyText reports whether ln, lacking a container's marker, may be a
@@ -53,27 +138,9 @@ func lazyText(ln string) bool {
 	return o.kind == lText || o.kind == lIndented || (o.kind == lHTML && o.html == 7)
 }
 
-// quote reads a block quote from line i: the lines that have its marker,
-// stripped of it, and lazy lines as they are.
+// quote reads a block quote from line i.
 func (p *blockParser) quote(i int) int {
-	j := i // the next of p's lines for the quote to look at
-	src := &source{next: func(s *source) bool {
-		if !p.src.has(j) {
-			return false
-		}
-		ln := p.src.text[j]
-		switch {
-		case isQuoteMarked(ln): // never a line lazy for an outer container: that opens no quote
-			s.add(stripQuoteMarker(ln), false)
-		case p.src.isLazy(j) || lazyText(ln):
-			s.add(ln, true)
-		default:
-			return false
-		}
-		j++
-		return true
-	}}
-	kids, n := parseNested(src, p.refs, p.depth+1)
+	kids, n := parseNested(&source{from: p.src, at: i, kind: bQuote}, p.refs, p.depth+1)
 	p.add(&block{kind: bQuote, kids: kids, first: i, last: i + n - 1})
 	return i + n
 }
@@ -132,45 +199,14 @@ func (p *blockParser) nextItem(j int, ch byte) (marker, bool) {
 	return o.mark, o.kind == lItem && o.mark.ch == ch
 }
 
-// item reads one list item from line i, marked by m: the lines indented
-// to its content, stripped of that indent, lazy lines as they are, and
-// blank lines between them. It returns the item, the line after it (and
-// after the blank lines it ended with) and whether there were some.
+// item reads one list item from line i, marked by m. It returns the
+// item, the line after it (and after the blank lines it ended with) and
+// whether there were some.
 func (p *blockParser) item(i int, m marker) (*block, int, bool) {
-	j := i + 1 // the next of p's lines for the item to look at
-	blankEnd := false
-	src := &source{next: func(s *source) bool {
-		if !p.src.has(j) {
-			return false
-		}
-		ln := p.src.text[j]
-		switch {
-		case isBlank(ln):
-			// Blank lines the item does not go on after are not its, and
-			// an item may start with one blank line, not two; its list may
-			// go on after them.
-			k := p.blankRun(j)
-			if (len(s.text) == 1 && isBlank(s.text[0])) || !p.continuesItem(k, m) {
-				j, blankEnd = k, true
-				return false
-			}
-			for ; j < k; j++ {
-				s.add("", false)
-			}
-			return true
-		case p.continuesItem(j, m):
-			s.add(stripCols(ln, m.indent), false)
-		case p.src.isLazy(j) || lazyText(ln):
-			s.add(ln, true)
-		default:
-			return false
-		}
-		j++
-		return true
-	}}
+	src := &source{from: p.src, at: i + 1, kind: bItem, mark: m}
 	src.add(m.content, false)
 	kids, n := parseNested(src, p.refs, p.depth+1)
-	next := j
+	next, blankEnd := src.at, src.blankEnd
 	if n < len(src.text) { // it ended before a lazy line
 		next, blankEnd = i+n, false
 	}
@@ -181,24 +217,6 @@ func (p *blockParser) item(i int, m marker) (*block, int, bool) {
 		}
 	}
 	return item, next, blankEnd
-}
-
-// continuesItem reports whether line k is indented to the content of
-// an item marked by m (and so, after blank lines, still in it).
-func (p *blockParser) continuesItem(k int, m marker) bool {
-	if !p.src.has(k) || p.src.isLazy(k) {
-		return false
-	}
-	ind, _ := indentOf(p.src.text[k])
-	return ind >= m.indent
-}
-
-// blankRun returns the line after the blank lines from j.
-func (p *blockParser) blankRun(j int) int {
-	for p.src.has(j) && isBlank(p.src.text[j]) {
-		j++
-	}
-	return j
 }
 
 // marker is a list item's marker: its kind (the bullet, or the

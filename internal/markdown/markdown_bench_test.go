@@ -7,7 +7,7 @@ import (
 
 // BenchmarkRender renders a 14 KB answer of headings, emphasis, lists and
 // Go code at 100 columns, once per finished message in the UI (glamour
-// took 4–10 times as long on the same text), and 18 KB of block
+// took 4–10 times as long on the same text), and 14 KB of block
 // structure alone (quotes, nested lists, rules, headings and short
 // paragraphs, no colour, no wrapping), where the block parser's share is
 // the most.
