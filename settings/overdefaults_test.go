@@ -1,0 +1,107 @@
+package settings
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// throughDoc is how overDefaults laid files over the defaults before: the
+// defaults as a document too, every file merged over it, the result
+// decoded into a zero Settings. overDefaults must give the same.
+func throughDoc(t testing.TB, files []*File) *Settings {
+	t.Helper()
+	doc := toDoc(Default())
+	for _, f := range files {
+		if f.doc != nil {
+			doc = merge(doc, f.doc)
+		}
+	}
+	s := new(Settings)
+	if err := unmarshalDoc(doc, s); err != nil {
+		t.Fatalf("through the document: %v", err)
+	}
+	return s
+}
+
+// checked parses and checks each document, or reports false when one is
+// not valid settings (Merge would refuse those before overDefaults).
+func checked(t testing.TB, docs ...[]byte) ([]*File, bool) {
+	t.Helper()
+	var files []*File
+	for i, d := range docs {
+		f, err := ParseFile(Source{Path: "settings.json", Name: []string{"global", "project"}[i%2]}, d)
+		if err != nil {
+			return nil, false
+		}
+		if _, err := f.Check(); err != nil {
+			return nil, false
+		}
+		files = append(files, f)
+	}
+	return files, true
+}
+
+func TestOverDefaultsAsThroughTheDocument(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		docs []string
+	}{
+		{"empty document", []string{`{}`}},
+		{"a retry field", []string{`{"retry": {"baseDelayMs": 100}}`}},
+		{"a new provider (rally bench's)", []string{`{"retry": {"baseDelayMs": 100}, "providers": {"fake": {"api": "openai-completions", "baseUrl": "http://127.0.0.1:9/v1", "models": [{"id": "fake-model", "contextWindow": 1048576, "maxTokens": 65536}]}}}`}},
+		{"a built-in provider's field", []string{`{"providers": {"openai": {"baseUrl": "https://proxy.example/v1"}}}`}},
+		{"a built-in provider's models", []string{`{"providers": {"sim": {"models": [{"id": "other"}]}}}`}},
+		{"a built-in provider and a new one", []string{`{"providers": {"anthropic": {"timeoutMs": 5000}, "mine": {"api": "sim"}}}`}},
+		{"lists replace", []string{`{"retry": {"fallbackModels": ["a/b", "c/d"]}, "tools": {"confirm": ["bash"]}}`}},
+		{"fleet budgets", []string{`{"fleet": {"budgets": {"openai": {"requestsPerMinute": 10}}}}`}},
+		{"two files: the later wins field by field", []string{
+			`{"retry": {"maxRetries": 3, "baseDelayMs": 50}, "providers": {"openai": {"timeoutMs": 1000}}}`,
+			`{"retry": {"maxRetries": 7}, "providers": {"openai": {"baseUrl": "https://proxy.example/v1"}}}`,
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var docs [][]byte
+			for _, d := range tt.docs {
+				docs = append(docs, []byte(d))
+			}
+			files, ok := checked(t, docs...)
+			if !ok {
+				t.Fatalf("the case's settings are not valid: %s", tt.docs)
+			}
+			got, err := overDefaults(files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(throughDoc(t, files), got); d != "" {
+				t.Errorf("overDefaults differs from the document merge (-document +overDefaults):\n%s", d)
+			}
+		})
+	}
+}
+
+// FuzzOverDefaults: for any two valid settings files, overDefaults agrees
+// with the merge through the document, and leaves the files as read.
+func FuzzOverDefaults(f *testing.F) {
+	f.Add([]byte(`{"providers": {"openai": {"baseUrl": "https://a.example/v1"}}}`), []byte(`{"providers": {"openai": {"timeoutMs": 9}}}`))
+	f.Add([]byte(`{"retry": {"maxRetries": 1}}`), []byte(`{}`))
+	f.Add([]byte(`{"providers": {"sim": null}}`), []byte(`{"providers": {"groq": {"models": [{"id": "x"}]}}}`))
+	f.Add([]byte(`{"compaction": {"enabled": false}, "fleet": {"budgets": {"p": {"requestsPerMinute": 1}}}}`), []byte(`{"fleet": {"budgets": {"p": {"tokensPerMinute": 2}}}}`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		files, ok := checked(t, a, b)
+		if !ok {
+			return
+		}
+		before := []any{plain(files[0].doc), plain(files[1].doc)}
+		got, err := overDefaults(files)
+		if err != nil {
+			return // refused both ways: Merge reports it
+		}
+		if d := cmp.Diff(throughDoc(t, files), got); d != "" {
+			t.Fatalf("overDefaults differs from the document merge (-document +overDefaults):\n%s", d)
+		}
+		if d := cmp.Diff(before, []any{plain(files[0].doc), plain(files[1].doc)}); d != "" {
+			t.Fatalf("overDefaults changed the files' documents:\n%s", d)
+		}
+	})
+}
