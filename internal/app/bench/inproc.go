@@ -154,7 +154,7 @@ func (r *runner) loadJournal(path string, size int64) (load, rate, kept Stat) {
 // collection after their last use in its victim cache, so what an earlier
 // measurement left in pools could count in the first read and not the
 // second: a full run once printed a negative minimum for the 1k row's
-// "heap kept". TestSettledHeapIgnoresPools puts 1 MiB in a pool.
+// "heap kept". TestSettledHeapIgnoresPools holds the pool's leftovers gone.
 func settledHeap() uint64 {
 	runtime.GC()
 	runtime.GC()
