@@ -106,18 +106,15 @@ func Merge(files ...*File) (*Settings, []Warning, error) {
 // overDefaults lays the files' documents over the defaults: a file names
 // only what it changes, at any depth. encoding/json decodes a document onto
 // a value field by field, leaving what the document does not name, so the
-// merged documents are decoded straight onto Default(). The one place that
-// differs is a map's element, which encoding/json decodes afresh: a file's
-// provider of a built-in's name merges over the built-in (the README's
-// "an entry with the same name merges over the built-in one"), so those
-// few entries get the built-in's fields through the document first.
-//
-// Before, the defaults themselves went through the document (json.Marshal,
-// a parse, the merge, then the decode): with a settings file, as every
-// `rally bench` process and most users have, that was about half of a
-// settings load's CPU and bytes. TestOverDefaultsAsThroughTheDocument and
-// FuzzOverDefaults hold the two ways to the same result;
-// TestMergeNoFilesIsTheRoundTrip does so with no document at all.
+// merged documents are decoded straight onto Default(), not the defaults
+// too through a document (a marshal and a parse that were most of a load
+// with a settings file). A map's element is the one place that differs:
+// encoding/json decodes it afresh, while a file's provider of a built-in's
+// name merges over the built-in (the README's "an entry with the same name
+// merges over the built-in one"), so those entries get the built-in's
+// fields through the document first. TestOverDefaultsAsThroughTheDocument
+// and FuzzOverDefaults hold the result to the merge of whole documents,
+// TestMergeNoFilesIsTheRoundTrip with no document at all.
 func overDefaults(files []*File) (*Settings, error) {
 	var doc any
 	for _, f := range files {
@@ -129,11 +126,11 @@ func overDefaults(files []*File) (*Settings, error) {
 	if doc == nil {
 		return s, nil
 	}
-	if ps, ok := lookup(doc, []string{"providers"}); ok {
-		if ps, ok := ps.(*object); ok && ps != nil {
-			for _, name := range ps.keys {
-				if b, ok := s.Providers[name]; ok {
-					ps.set(name, merge(toDoc(b), ps.vals[name]))
+	if v, _ := lookup(doc, []string{"providers"}); v != nil {
+		if given, ok := v.(*object); ok && given != nil {
+			for _, name := range given.keys {
+				if builtin, ok := s.Providers[name]; ok {
+					given.set(name, merge(toDoc(builtin), given.vals[name]))
 				}
 			}
 		}

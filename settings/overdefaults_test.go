@@ -9,8 +9,7 @@ import (
 // throughDoc is how overDefaults laid files over the defaults before: the
 // defaults as a document too, every file merged over it, the result
 // decoded into a zero Settings. overDefaults must give the same.
-func throughDoc(t testing.TB, files []*File) *Settings {
-	t.Helper()
+func throughDoc(files []*File) (*Settings, error) {
 	doc := toDoc(Default())
 	for _, f := range files {
 		if f.doc != nil {
@@ -19,9 +18,9 @@ func throughDoc(t testing.TB, files []*File) *Settings {
 	}
 	s := new(Settings)
 	if err := unmarshalDoc(doc, s); err != nil {
-		t.Fatalf("through the document: %v", err)
+		return nil, err
 	}
-	return s
+	return s, nil
 }
 
 // checked parses and checks each document, or reports false when one is
@@ -73,7 +72,11 @@ func TestOverDefaultsAsThroughTheDocument(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := cmp.Diff(throughDoc(t, files), got); d != "" {
+			want, err := throughDoc(files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("overDefaults differs from the document merge (-document +overDefaults):\n%s", d)
 			}
 		})
@@ -94,14 +97,34 @@ func FuzzOverDefaults(f *testing.F) {
 		}
 		before := []any{plain(files[0].doc), plain(files[1].doc)}
 		got, err := overDefaults(files)
+		want, werr := throughDoc(files)
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("overDefaults: %v; through the document: %v", err, werr)
+		}
 		if err != nil {
 			return // refused both ways: Merge reports it
 		}
-		if d := cmp.Diff(throughDoc(t, files), got); d != "" {
+		if d := cmp.Diff(want, got); d != "" {
 			t.Fatalf("overDefaults differs from the document merge (-document +overDefaults):\n%s", d)
 		}
 		if d := cmp.Diff(before, []any{plain(files[0].doc), plain(files[1].doc)}); d != "" {
 			t.Fatalf("overDefaults changed the files' documents:\n%s", d)
 		}
 	})
+}
+
+// BenchmarkMergeFile merges rally bench's own settings file (a retry field
+// and one provider of its own), what every process it starts loads.
+func BenchmarkMergeFile(b *testing.B) {
+	doc := []byte(`{"retry": {"baseDelayMs": 100}, "providers": {"fake": {"api": "openai-completions", "baseUrl": "http://127.0.0.1:9/v1", "models": [{"id": "fake-model", "contextWindow": 1048576, "maxTokens": 65536}]}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := ParseFile(Source{Path: "settings.json", Name: "global"}, doc)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := Merge(f); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
