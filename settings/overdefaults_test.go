@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,4 +128,30 @@ func BenchmarkMergeFile(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestDefaultMapsAreProvidersOnly: overDefaults merges a file's map entry
+// over a default one only for providers, as encoding/json decodes every
+// other map element afresh. A default added to another map (a built-in
+// fleet budget, say) needs the same step there; this fails until it has
+// one.
+func TestDefaultMapsAreProvidersOnly(t *testing.T) {
+	var walk func(path string, v reflect.Value)
+	walk = func(path string, v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer:
+			if !v.IsNil() {
+				walk(path, v.Elem())
+			}
+		case reflect.Struct:
+			for i := range v.NumField() {
+				walk(path+"."+v.Type().Field(i).Name, v.Field(i))
+			}
+		case reflect.Map:
+			if v.Len() > 0 && path != ".Providers" {
+				t.Errorf("Default()%s has %d entries: overDefaults must merge a file's entries over them as it does providers'", path, v.Len())
+			}
+		}
+	}
+	walk("", reflect.ValueOf(Default()))
 }
