@@ -126,8 +126,15 @@ func overDefaults(files []*File) (*Settings, error) {
 	if doc == nil {
 		return s, nil
 	}
-	if v, _ := lookup(doc, []string{"providers"}); v != nil {
-		if given, ok := v.(*object); ok && given != nil {
+	// encoding/json matches a field's name without regard to case, and the
+	// schema agrees, so "Providers" is providers too (FuzzOverDefaults found
+	// a file's "provIders" losing the built-ins' fields).
+	if top, ok := doc.(*object); ok && top != nil {
+		for _, key := range top.keys {
+			given, ok := top.vals[key].(*object)
+			if !ok || given == nil || !strings.EqualFold(key, "providers") {
+				continue
+			}
 			for _, name := range given.keys {
 				if builtin, ok := s.Providers[name]; ok {
 					given.set(name, merge(toDoc(builtin), given.vals[name]))

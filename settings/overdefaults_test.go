@@ -2,6 +2,7 @@ package settings
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -84,6 +85,35 @@ func TestOverDefaultsAsThroughTheDocument(t *testing.T) {
 	}
 }
 
+// caseVariant reports a file with a key that is a default's key in other
+// case ("provIders", "MaxRetries"). encoding/json and the schema accept
+// those, but the old merge cannot stand for overDefaults there: its JSON
+// came from a Go map, in sorted order, where the defaults' "providers"
+// followed a file's "provIders" and won, so the file's key was dropped.
+// overDefaults keeps the file's; the fuzzer found the difference.
+func caseVariant(files []*File) bool {
+	names := map[string]bool{}
+	walk(toDoc(Default()), nil, func(path []string, _ any) {
+		if len(path) > 0 {
+			names[path[len(path)-1]] = true
+		}
+	})
+	found := false
+	for _, f := range files {
+		walk(f.doc, nil, func(path []string, _ any) {
+			if len(path) == 0 || names[path[len(path)-1]] {
+				return
+			}
+			for n := range names {
+				if strings.EqualFold(n, path[len(path)-1]) {
+					found = true
+				}
+			}
+		})
+	}
+	return found
+}
+
 // FuzzOverDefaults: for any two valid settings files, overDefaults agrees
 // with the merge through the document, and leaves the files as read.
 func FuzzOverDefaults(f *testing.F) {
@@ -93,7 +123,7 @@ func FuzzOverDefaults(f *testing.F) {
 	f.Add([]byte(`{"compaction": {"enabled": false}, "fleet": {"budgets": {"p": {"requestsPerMinute": 1}}}}`), []byte(`{"fleet": {"budgets": {"p": {"tokensPerMinute": 2}}}}`))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		files, ok := checked(t, a, b)
-		if !ok {
+		if !ok || caseVariant(files) {
 			return
 		}
 		before := []any{plain(files[0].doc), plain(files[1].doc)}
@@ -154,4 +184,23 @@ func TestDefaultMapsAreProvidersOnly(t *testing.T) {
 		}
 	}
 	walk("", reflect.ValueOf(Default()))
+}
+
+// TestOverDefaultsCaseVariantProviders: a file's "Providers" is providers,
+// as encoding/json reads it, so its entry of a built-in's name still merges
+// over the built-in instead of replacing it.
+func TestOverDefaultsCaseVariantProviders(t *testing.T) {
+	files, ok := checked(t, []byte(`{"Providers": {"openai": {"baseUrl": "https://proxy.example/v1"}}}`))
+	if !ok {
+		t.Fatal("the case's settings are not valid")
+	}
+	got, err := overDefaults(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Builtin()["openai"]
+	want.BaseURL = "https://proxy.example/v1"
+	if d := cmp.Diff(want, got.Providers["openai"]); d != "" {
+		t.Errorf("openai under \"Providers\" (-want +got):\n%s", d)
+	}
 }
