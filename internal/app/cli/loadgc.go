@@ -47,9 +47,11 @@ func pauseGC(size int64) (restore func()) {
 	defer gcPause.Unlock()
 	if gcPause.loads == 0 {
 		if gcPause.pacing {
-			// The settings of before are still saved: the pacing is over.
+			// The settings of before are still saved: the pacing is over,
+			// and the collector stays off.
 			gcPause.pacing = false
 			gcPause.gen++
+			debug.SetGCPercent(-1)
 		} else {
 			gcPause.limit = debug.SetMemoryLimit(-1)
 			gcPause.percent = debug.SetGCPercent(-1)

@@ -23,8 +23,11 @@ func gcSettings() (percent, limit int64) {
 }
 
 // withGCSettings runs the test under the given settings, and puts the
-// process's back after it, whatever a pacing left.
+// process's back after it, whatever a pacing left. An earlier test's
+// resume may still be pacing: it is waited out first, so that its end
+// cannot put back settings over the test's.
 func withGCSettings(t *testing.T, percent int, limit int64) {
+	waitPaced(t)
 	prevLimit, prevPercent := debug.SetMemoryLimit(limit), debug.SetGCPercent(percent)
 	t.Cleanup(func() {
 		waitPaced(t)
