@@ -62,3 +62,33 @@ func TestLoadedMessagesAreTheirOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestSlotsWrittenFirst holds that a message and a usage are written as
+// they are handed out of their slab (firstWrite): a slab's spare room
+// holding something else must come out zero, which it does only if the
+// slot is written before anything reads it.
+func TestSlotsWrittenFirst(t *testing.T) {
+	t.Run("message", func(t *testing.T) {
+		slab := make([]llm.Message, 2)
+		slab[0].Model, slab[1].Usage = "left", &llm.Usage{Input: 1}
+		s := &scanner{msgs: slab[:0]}
+		for i := range 2 {
+			if m := s.newMessage(); m != &slab[i] || m.Model != "" || m.Usage != nil {
+				t.Fatalf("message %d: %+v from the slab, want a zero one in it", i, m)
+			}
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		slab := make([]llm.Usage, 2)
+		slab[0].Input, slab[1].Cost.Total = 7, 1.5
+		u := usages{slab: slab[:0]}
+		for i := range 2 {
+			if p := u.next(); p != &slab[i] || *p != (llm.Usage{}) {
+				t.Fatalf("usage %d: %+v from the slab, want a zero one in it", i, p)
+			}
+		}
+		if p := u.next(); p == nil || *p != (llm.Usage{}) || len(u.slab) != 1 || cap(u.slab) != usageChunk {
+			t.Fatalf("a full slab: %+v, slab %d/%d, want a zero usage of a new slab", p, len(u.slab), cap(u.slab))
+		}
+	})
+}

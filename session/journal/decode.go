@@ -25,6 +25,7 @@ type scanner struct {
 	// into scratch.
 	arena   arena
 	blocks  blocks
+	usages  usages
 	scratch []llm.Content
 	parent  string // f.ParentID's target, a view of the line (see keepParent)
 	// msgs is the slab message entries are decoded into, in file order;
@@ -116,7 +117,9 @@ func (s *scanner) newMessage() *llm.Message {
 		return new(llm.Message)
 	}
 	s.msgs = s.msgs[:len(s.msgs)+1]
-	return &s.msgs[len(s.msgs)-1]
+	m := &s.msgs[len(s.msgs)-1]
+	*m = llm.Message{} // already zero: written so its page is faulted in once (firstWrite)
+	return m
 }
 
 // dropMessage gives back m, the message of a line the fast path left to
@@ -179,7 +182,7 @@ func (s *scanner) message(m *llm.Message) bool {
 				return true
 			}
 			if m.Usage == nil {
-				m.Usage = new(llm.Usage)
+				m.Usage = s.usages.next()
 			}
 			return s.usage(m.Usage)
 		case "stopReason":

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
@@ -16,33 +17,46 @@ const loadHeadroom = 2
 // gcPause counts the loads under way. The collector's settings are the
 // process's: loads can overlap (ACP serves each request on its own
 // goroutine, RPC switches sessions while another runs), so the first load
-// saves them and the last one puts them back; each load only lowers the
-// limit by its own headroom in between.
+// saves them and the last one's first collection puts them back; each load
+// only lowers the limit by its own headroom in between.
 var gcPause struct {
 	sync.Mutex
 	loads          int
 	percent        int
 	limit, maxSeen int64
+	// pacing: the last load is over and the collection that puts the
+	// settings back has not run yet; gen tells a pacing's own cleanup
+	// from that of one a later load ended; paced is closed when the
+	// settings are back.
+	pacing bool
+	gen    int
+	paced  chan struct{}
 }
 
 // pauseGC holds the collector off while a session file of size bytes is
 // loaded, up to a memory limit loadHeadroom times its size above what the
 // process holds now (or the limit already set, if lower), so a file that
 // makes garbage after all is still collected before the heap passes it.
-// The returned func puts the collector's settings back once the last
-// overlapping load is done; it is called once the load is done.
+// The returned func ends the pause once the load is done (see restore).
 func pauseGC(size int64) (restore func()) {
 	if size <= 0 {
 		return func() {}
 	}
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
-	metrics.Read(s)
-	want := int64(s[0].Value.Uint64()) + loadHeadroom*size
+	want := heldMemory() + loadHeadroom*size
 	gcPause.Lock()
 	defer gcPause.Unlock()
 	if gcPause.loads == 0 {
-		gcPause.limit = debug.SetMemoryLimit(-1)
-		gcPause.percent = debug.SetGCPercent(-1)
+		if gcPause.pacing {
+			// The settings of before are still saved: the pacing is over,
+			// and the collector stays off.
+			gcPause.pacing = false
+			gcPause.gen++
+			debug.SetGCPercent(-1)
+		} else {
+			gcPause.limit = debug.SetMemoryLimit(-1)
+			gcPause.percent = debug.SetGCPercent(-1)
+			gcPause.paced = make(chan struct{})
+		}
 		gcPause.maxSeen = 0
 	}
 	gcPause.loads++
@@ -50,12 +64,60 @@ func pauseGC(size int64) (restore func()) {
 	// any of them asked for, never above the one set before the first.
 	gcPause.maxSeen = max(gcPause.maxSeen, want)
 	debug.SetMemoryLimit(min(gcPause.maxSeen, gcPause.limit))
-	return func() {
-		gcPause.Lock()
-		defer gcPause.Unlock()
-		if gcPause.loads--; gcPause.loads == 0 {
-			debug.SetMemoryLimit(gcPause.limit)
-			debug.SetGCPercent(gcPause.percent)
-		}
+	return restoreGC
+}
+
+// restoreGC ends a load's pause. After the last one the process holds the
+// loaded session, all of it live, and the collector has never run: put
+// back at once, GOGC would start a cycle right away (its goal is still the
+// start's 4 MB), marking that whole heap while the first request is
+// answered, 2-8 ms of a 50k-message resume's first get_state. So the
+// collector stays off under the limit GOGC would set once it knew that
+// heap (what the process holds, plus GOGC percent of it), and the
+// settings come back after the first collection that limit brings.
+func restoreGC() {
+	held := heldMemory()
+	gcPause.Lock()
+	defer gcPause.Unlock()
+	if gcPause.loads--; gcPause.loads > 0 {
+		return
 	}
+	if gcPause.percent < 0 {
+		// GOGC was off: there is no goal to pace, only the limit.
+		putBackGC()
+		return
+	}
+	gcPause.pacing = true
+	gcPause.gen++
+	debug.SetMemoryLimit(min(held+held*int64(gcPause.percent)/100, gcPause.limit))
+	// The cleanup of an object nothing refers to runs after the next
+	// collection. It has a pointer, so it is not one of the tiny
+	// allocator's, which share a block with others.
+	runtime.AddCleanup(&struct{ _ *byte }{}, paced, gcPause.gen)
+}
+
+// paced puts the settings back after the first collection since pacing
+// gen began, unless a later load ended that pacing.
+func paced(gen int) {
+	gcPause.Lock()
+	defer gcPause.Unlock()
+	if gcPause.pacing && gcPause.gen == gen && gcPause.loads == 0 {
+		putBackGC()
+	}
+}
+
+// putBackGC restores the settings saved by the first load; gcPause is
+// locked.
+func putBackGC() {
+	debug.SetMemoryLimit(gcPause.limit)
+	debug.SetGCPercent(gcPause.percent)
+	gcPause.pacing = false
+	close(gcPause.paced)
+}
+
+// heldMemory is all the memory the Go runtime holds, as the limit counts it.
+func heldMemory() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }

@@ -3,9 +3,11 @@ package cli
 import (
 	"io"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"testing"
+	"time"
 
 	"github.com/rally-agent/rally/llm"
 	"github.com/rally-agent/rally/session"
@@ -13,61 +15,110 @@ import (
 	"github.com/rally-agent/rally/settings"
 )
 
+// gcSettings reads the collector's settings without changing them.
+func gcSettings() (percent, limit int64) {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64()), int64(s[1].Value.Uint64())
+}
+
+// withGCSettings runs the test under the given settings, and puts the
+// process's back after it, whatever a pacing left. An earlier test's
+// resume may still be pacing: it is waited out first, so that its end
+// cannot put back settings over the test's.
+func withGCSettings(t *testing.T, percent int, limit int64) {
+	waitPaced(t)
+	prevLimit, prevPercent := debug.SetMemoryLimit(limit), debug.SetGCPercent(percent)
+	t.Cleanup(func() {
+		waitPaced(t)
+		debug.SetMemoryLimit(prevLimit)
+		debug.SetGCPercent(prevPercent)
+	})
+}
+
+// waitPaced runs collections until the settings are back from the last
+// load's pacing (paced runs after one), failing after a minute.
+func waitPaced(t *testing.T) {
+	t.Helper()
+	gcPause.Lock()
+	ch := gcPause.paced
+	gcPause.Unlock()
+	if ch == nil {
+		return
+	}
+	deadline := time.After(time.Minute)
+	for {
+		runtime.GC()
+		select {
+		case <-ch:
+			return
+		case <-deadline:
+			t.Fatal("the settings did not come back after the load's collections")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // TestPauseGC: a load runs with the collector off under a limit the file's
-// size above the process's memory (or the lower one set before), and both
-// settings come back after it; an empty file changes nothing (bugs made to
-// see it fail: restore leaving the limit set, the limit ignoring a lower
-// one, no pause at all). It changes process-wide settings, so it does not
-// run in parallel.
+// size above the process's memory (or the lower one set before); after
+// it, the collector stays off under the limit GOGC would pace the loaded
+// heap by, and both settings come back after the collection that brings;
+// an empty file changes nothing; with GOGC off before, the limit comes
+// back at once (bugs made to see it fail: restore leaving the limit set,
+// the limit ignoring a lower one, no pause at all, the settings put back
+// as soon as the load ends). It changes process-wide settings, so it does
+// not run in parallel.
 func TestPauseGC(t *testing.T) {
 	const size = 64 << 20
-	// held is what the process holds now, as pauseGC reads it; the limit
-	// may be above it by the headroom and what the runtime maps meanwhile.
-	held := func() int64 {
-		s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}}
-		metrics.Read(s)
-		return int64(s[0].Value.Uint64())
-	}
 	tests := []struct {
 		name     string
 		size     int64
+		percent  int
 		oldLimit int64
 		paused   bool
 		// most is the most the limit may be during the load; 0: what the
 		// process holds plus the headroom.
 		most int64
+		// paces: the collector stays off after the load until a collection.
+		paces bool
 	}{
-		{"no limit set", size, math.MaxInt64, true, 0},
-		{"a lower limit set", size, 100 << 20, true, 100 << 20},
-		{"an empty file", 0, math.MaxInt64, false, math.MaxInt64},
+		{"no limit set", size, 100, math.MaxInt64, true, 0, true},
+		{"a lower limit set", size, 100, 100 << 20, true, 100 << 20, true},
+		{"GOGC 50", size, 50, math.MaxInt64, true, 0, true},
+		{"GOGC off", size, -1, 1 << 40, true, 0, false},
+		{"an empty file", 0, 100, math.MaxInt64, false, math.MaxInt64, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			prevLimit := debug.SetMemoryLimit(tt.oldLimit)
-			prevPercent := debug.SetGCPercent(100)
-			defer func() {
-				debug.SetMemoryLimit(prevLimit)
-				debug.SetGCPercent(prevPercent)
-			}()
+			withGCSettings(t, tt.percent, tt.oldLimit)
 			restore := pauseGC(tt.size)
 			most := tt.most
 			if most == 0 {
-				most = held() + loadHeadroom*size + 64<<20
+				most = heldMemory() + loadHeadroom*size + 64<<20
 			}
-			limit, percent := debug.SetMemoryLimit(-1), debug.SetGCPercent(-1)
-			debug.SetGCPercent(percent)
-			if tt.paused != (percent == -1) {
+			percent, limit := gcSettings()
+			if tt.percent >= 0 && tt.paused != (percent < 0) {
 				t.Errorf("GC percent during the load %d, paused %v", percent, tt.paused)
 			}
 			if limit > most || tt.paused && limit < min(tt.oldLimit, loadHeadroom*size) {
 				t.Errorf("memory limit during the load %d, want %d more than the process holds, at most %d", limit, loadHeadroom*size, most)
 			}
 			restore()
-			if got := debug.SetMemoryLimit(-1); got != tt.oldLimit {
-				t.Errorf("memory limit after the load %d, want %d", got, tt.oldLimit)
+			if tt.paces {
+				held := heldMemory()
+				percent, limit := gcSettings()
+				if percent >= 0 {
+					t.Errorf("GC percent after the load %d, want off until a collection", percent)
+				}
+				want := min(held+held*int64(tt.percent)/100, tt.oldLimit)
+				if limit < want/2 || limit > want+64<<20 {
+					t.Errorf("memory limit after the load %d, want about %d (what the process holds, plus GOGC %d%%)", limit, want, tt.percent)
+				}
+				waitPaced(t)
 			}
-			if got := debug.SetGCPercent(100); got != 100 {
-				t.Errorf("GC percent after the load %d, want 100", got)
+			percent, limit = gcSettings()
+			if limit != tt.oldLimit || percent != int64(tt.percent) {
+				t.Errorf("settings after the load and a collection: GOGC %d, limit %d; want %d, %d", percent, limit, tt.percent, tt.oldLimit)
 			}
 		})
 	}
@@ -75,28 +126,26 @@ func TestPauseGC(t *testing.T) {
 
 // TestPauseGCOverlapping: two loads at once (ACP serves each request on
 // its own goroutine) leave the collector off until the last one ends, and
-// then put back the settings from before the first, whichever ends first
-// (bug made to see it fail: each load saving and restoring on its own,
-// which left the collector off for good when the first ended first).
+// then put back the settings from before the first, whichever ends first;
+// a load that starts while the one before is pacing keeps the settings
+// saved before both (bugs made to see it fail: each load saving and
+// restoring on its own, which left the collector off for good when the
+// first ended first; a new load saving the pacing's settings as the
+// process's).
 func TestPauseGCOverlapping(t *testing.T) {
-	prevLimit := debug.SetMemoryLimit(math.MaxInt64)
-	prevPercent := debug.SetGCPercent(100)
-	defer func() {
-		debug.SetMemoryLimit(prevLimit)
-		debug.SetGCPercent(prevPercent)
-	}()
+	withGCSettings(t, 100, math.MaxInt64)
 	a := pauseGC(64 << 20)
 	b := pauseGC(32 << 20)
 	a()
-	if p := debug.SetGCPercent(-1); p != -1 {
-		t.Errorf("GC percent %d with one load still under way, want -1 (off)", p)
+	if p, _ := gcSettings(); p >= 0 {
+		t.Errorf("GC percent %d with one load still under way, want off", p)
 	}
 	b()
-	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
-		t.Errorf("memory limit after both loads %d, want none", got)
-	}
-	if got := debug.SetGCPercent(100); got != 100 {
-		t.Errorf("GC percent after both loads %d, want 100", got)
+	c := pauseGC(16 << 20) // while a and b's end is pacing
+	c()
+	waitPaced(t)
+	if p, limit := gcSettings(); p != 100 || limit != math.MaxInt64 {
+		t.Errorf("settings after the loads: GOGC %d, limit %d; want 100 and none", p, limit)
 	}
 }
 
