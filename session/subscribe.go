@@ -65,8 +65,10 @@ type Subscription struct {
 	queue   []item    // not yet taken by the delivering goroutine
 	pending int       // queued or taken but not yet delivered
 	closed  bool
-	loaned  bool    // message_updates are loaned (WatchLoaned)
-	spare   []*loan // loans delivered and free again
+	loaned  bool   // message_updates are loaned (WatchLoaned)
+	spare   *loan  // loans delivered and free again, a list
+	slab    []loan // loans made and not yet taken (takeLoan)
+	owned   int    // loans made by themselves (takeLoan)
 	// held counts the deltas queued since the delivering goroutine was
 	// last woken (see hub.hold).
 	held int
@@ -190,7 +192,7 @@ func (sub *Subscription) pass(b *batch) (n int, closed bool) {
 		sub.mu.Lock()
 		for i := range items {
 			if l := items[i].loan; l != nil {
-				sub.spare = append(sub.spare, l)
+				sub.giveBack(l)
 			} else if _, ok := items[i].e.(MessageEndEvent); ok {
 				sub.trimLoans() // the answer is over
 			}
