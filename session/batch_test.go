@@ -44,9 +44,8 @@ func TestBatchKeptThroughAnAnswer(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				delivered := 0
 				sub := newSubscription(&hub{}, func(Event) { delivered++ }, loaned, nil, nil)
-				msg := &llm.Message{Role: llm.Assistant, Content: []llm.Content{{Type: "text", Text: "w"}}}
-				u := MessageUpdateEvent{Message: msg, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "w", Partial: msg}}
-				var boxed, ended Event = u, MessageEndEvent{Message: msg} // boxed once: a box is an allocation
+				u, ended := aDelta()
+				var boxed Event = u // once: a box is an allocation
 				var b batch
 				pushed, grows := 0, 0
 				run := func(script []int) {
@@ -89,6 +88,14 @@ func TestBatchKeptThroughAnAnswer(t *testing.T) {
 			})
 		}
 	}
+}
+
+// aDelta is a streamed update, the way a loan or a snapshot copies it,
+// and its answer's message_end, boxed once (a box is an allocation).
+func aDelta() (MessageUpdateEvent, Event) {
+	msg := &llm.Message{Role: llm.Assistant, Content: []llm.Content{{Type: "text", Text: "w"}}}
+	u := MessageUpdateEvent{Message: msg, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "w", Partial: msg}}
+	return u, MessageEndEvent{Message: msg}
 }
 
 // TestKeep is the rule by itself: a large buffer stays while a stream

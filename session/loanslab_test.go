@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/rally-agent/rally/internal/proctest"
-	"github.com/rally-agent/rally/llm"
 )
 
 // TestAnswerLoans: an answer with n deltas in flight at once (a fast
@@ -21,9 +20,7 @@ func TestAnswerLoans(t *testing.T) {
 	}
 	const n = 500 // under subscriberBuffer: pushLoan never waits
 	sub := newSubscription(&hub{}, func(Event) {}, true, nil, nil)
-	msg := &llm.Message{Role: llm.Assistant, Content: []llm.Content{{Type: "text", Text: "w"}}}
-	u := MessageUpdateEvent{Message: msg, Assistant: &llm.Event{Type: llm.EventTextDelta, Delta: "w", Partial: msg}}
-	var ended Event = MessageEndEvent{Message: msg} // boxed once: a box is an allocation
+	u, ended := aDelta()
 	var b batch
 	answer := func() {
 		for range n {
