@@ -57,36 +57,71 @@ func snapshotUpdate(u MessageUpdateEvent) Event {
 type loan struct {
 	snap updateSnap
 	box  Event
+	next *loan // the next spare loan (Subscription.spare)
+	// own: made by itself, one of the subscription's first keptLoans,
+	// which it keeps for its life; the others come in slabs.
+	own bool
 }
 
 // keptLoans is how many spare loans a subscription keeps once an answer
 // is over: a burst may have needed a thousand, an idle session needs none.
 const keptLoans = 4
 
+// loanSlab is how many loans past keptLoans are made in one allocation. A
+// fast stream has up to subscriberBuffer deltas in flight, each in a loan
+// of its own, and the loans past keptLoans are let go at the end of each
+// answer: made one by one, they were half the allocations of an answer's
+// fan-out (the other half, a box each, cannot be shared). A slab costs
+// the memory of its loans until all of them are let go, so it stays
+// small.
+const loanSlab = 32
+
 // takeLoan returns a spare loan, or a new one. The caller holds sub.mu.
 func (sub *Subscription) takeLoan() *loan {
-	if n := len(sub.spare); n > 0 {
-		l := sub.spare[n-1]
-		sub.spare[n-1] = nil
-		sub.spare = sub.spare[:n-1]
+	if l := sub.spare; l != nil {
+		sub.spare, l.next = l.next, nil
 		return l
 	}
-	l := &loan{}
+	var l *loan
+	if sub.owned < keptLoans {
+		// Made alone, so that keeping it between answers keeps no slab.
+		l = &loan{own: true}
+		sub.owned++
+	} else {
+		if len(sub.slab) == 0 {
+			sub.slab = make([]loan, loanSlab)
+		}
+		l = &sub.slab[0]
+		sub.slab = sub.slab[1:]
+	}
 	l.box = MessageUpdateEvent{Message: &l.snap.msg, Assistant: &l.snap.ev}
 	return l
 }
 
-// trimLoans lets go of the spare loans beyond keptLoans, and of what the
-// kept ones still point to (the answer's text, its usage), so an idle
-// subscription holds nothing of the last answer. The caller holds sub.mu.
+// giveBack makes l, delivered, a spare loan. The caller holds sub.mu.
+func (sub *Subscription) giveBack(l *loan) {
+	l.next = sub.spare
+	sub.spare = l
+}
+
+// trimLoans lets go of the spare loans made in slabs, and of what the own
+// ones still point to (the answer's text, its usage), so an idle
+// subscription holds nothing of the last answer. A slab loan still in
+// flight (the next answer began in the same pass) is let go at the next
+// trim. The caller holds sub.mu.
 func (sub *Subscription) trimLoans() {
-	if len(sub.spare) > keptLoans {
-		clear(sub.spare[keptLoans:])
-		sub.spare = sub.spare[:keptLoans:keptLoans]
+	var kept *loan
+	for l := sub.spare; l != nil; {
+		next := l.next
+		l.next = nil
+		if l.own {
+			content := l.snap.content
+			clear(content[:cap(content)])
+			l.snap = updateSnap{content: content[:0]}
+			l.next, kept = kept, l
+		}
+		l = next
 	}
-	for _, l := range sub.spare {
-		content := l.snap.content
-		clear(content[:cap(content)])
-		l.snap = updateSnap{content: content[:0]}
-	}
+	sub.spare = kept
+	sub.slab = nil
 }

@@ -65,8 +65,10 @@ type Subscription struct {
 	queue   []item    // not yet taken by the delivering goroutine
 	pending int       // queued or taken but not yet delivered
 	closed  bool
-	loaned  bool    // message_updates are loaned (WatchLoaned)
-	spare   []*loan // loans delivered and free again
+	loaned  bool   // message_updates are loaned (WatchLoaned)
+	spare   *loan  // loans delivered and free again, a list
+	slab    []loan // loans made and not yet taken (takeLoan)
+	owned   int    // loans made by themselves (takeLoan)
 	// held counts the deltas queued since the delivering goroutine was
 	// last woken (see hub.hold).
 	held int
@@ -150,50 +152,62 @@ func (sub *Subscription) pushLoan(u MessageUpdateEvent, hold bool) {
 // closed and drained.
 func (sub *Subscription) deliver() {
 	defer close(sub.done)
-	var batch []item
+	var b batch
 	for range sub.wake {
 		for {
-			sub.mu.Lock()
-			batch, sub.queue = sub.queue, batch[:0]
-			sub.held = 0 // taken: a release has nothing to wake
-			closed := sub.closed
-			sub.mu.Unlock()
-			if len(batch) == 0 {
-				if sub.idle != nil {
-					sub.idle()
-				}
-				if closed {
-					return
-				}
-				break
+			n, closed := sub.pass(&b)
+			if n > 0 {
+				continue
 			}
-			for i := range batch {
-				if batch[i].sync != nil {
-					close(batch[i].sync)
-				} else {
-					sub.fn(batch[i].e)
-				}
+			if sub.idle != nil {
+				sub.idle()
 			}
-			sub.mu.Lock()
-			for i := range batch {
-				if l := batch[i].loan; l != nil {
-					sub.spare = append(sub.spare, l)
-				} else if _, ok := batch[i].e.(MessageEndEvent); ok {
-					sub.trimLoans() // the answer is over
-				}
-				batch[i] = item{}
+			if closed {
+				return
 			}
-			if sub.pending >= subscriberBuffer {
-				sub.room.Broadcast()
-			}
-			sub.pending -= len(batch)
-			sub.mu.Unlock()
-			if c := cap(batch); c > 64 && len(batch) < c/4 {
-				// A burst is over: give its large buffer back.
-				batch = nil
-			}
+			break
 		}
 	}
+}
+
+// pass takes the queue into b and hands its items to fn, in order. It
+// reports how many it took and whether the subscription was closed when
+// it took them; a closed one has nothing more to come once a pass takes
+// none.
+func (sub *Subscription) pass(b *batch) (n int, closed bool) {
+	sub.mu.Lock()
+	b.items, sub.queue = sub.queue, b.items
+	sub.held = 0 // taken: a release has nothing to wake
+	closed = sub.closed
+	sub.mu.Unlock()
+	items := b.items
+	for i := range items {
+		if items[i].sync != nil {
+			close(items[i].sync)
+		} else {
+			sub.fn(items[i].e)
+		}
+	}
+	if len(items) > 0 {
+		sub.mu.Lock()
+		for i := range items {
+			if l := items[i].loan; l != nil {
+				sub.giveBack(l)
+			} else if _, ok := items[i].e.(MessageEndEvent); ok {
+				sub.trimLoans() // the answer is over
+			}
+			if e := items[i].e; e != nil {
+				b.saw(e)
+			}
+		}
+		if sub.pending >= subscriberBuffer {
+			sub.room.Broadcast()
+		}
+		sub.pending -= len(items)
+		sub.mu.Unlock()
+	}
+	b.recycle()
+	return len(items), closed
 }
 
 // Sync waits until fn has returned from every event emitted before Sync
@@ -254,12 +268,19 @@ func (h *hub) subscribe(fn func(Event)) *Subscription { return h.add(fn, false, 
 // add subscribes fn, its message_updates loaned or not, to the kinds of
 // only (nil: all), with idle called when its queue is drained.
 func (h *hub) add(fn func(Event), loaned bool, only []EventType, idle func()) *Subscription {
-	sub := &Subscription{h: h, fn: fn, loaned: loaned, only: only, idle: idle, wake: make(chan struct{}, 1), done: make(chan struct{})}
-	sub.room.L = &sub.mu
+	sub := newSubscription(h, fn, loaned, only, idle)
 	go sub.deliver()
 	h.mu.Lock()
 	h.subs = append(h.subs, sub)
 	h.mu.Unlock()
+	return sub
+}
+
+// newSubscription is a subscription of h not yet delivering (add starts
+// its goroutine; a test may drive pass itself) nor in h's list.
+func newSubscription(h *hub, fn func(Event), loaned bool, only []EventType, idle func()) *Subscription {
+	sub := &Subscription{h: h, fn: fn, loaned: loaned, only: only, idle: idle, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	sub.room.L = &sub.mu
 	return sub
 }
 
