@@ -44,13 +44,13 @@ func TestAnswerLoans(t *testing.T) {
 		t.Errorf("an answer with %d deltas in flight made %v allocations, want at most %d", n, got, budget)
 	}
 	kept := 0
-	for l := sub.spare; l != nil; l = l.next {
+	for l := sub.loans.spare; l != nil; l = l.next {
 		kept++
 		if !l.own || len(l.snap.msg.Content) != 0 || l.snap.ev.Delta != "" || l.snap.msg.Usage != nil {
 			t.Errorf("after the answer, a spare loan (own %v) holds %d content blocks, delta %q, usage %v", l.own, len(l.snap.msg.Content), l.snap.ev.Delta, l.snap.msg.Usage)
 		}
 	}
-	if kept != keptLoans || sub.slab != nil {
-		t.Errorf("after the answer, %d spare loans and a slab of %d left: want %d and none", kept, len(sub.slab), keptLoans)
+	if kept != keptLoans || sub.loans.slab != nil {
+		t.Errorf("after the answer, %d spare loans and a slab of %d left: want %d and none", kept, len(sub.loans.slab), keptLoans)
 	}
 }

@@ -66,9 +66,7 @@ type Subscription struct {
 	pending int       // queued or taken but not yet delivered
 	closed  bool
 	loaned  bool   // message_updates are loaned (WatchLoaned)
-	spare   *loan  // loans delivered and free again, a list
-	slab    []loan // loans made and not yet taken (takeLoan)
-	owned   int    // loans made by themselves (takeLoan)
+	loans   *loans // made at the first loan (takeLoan)
 	// held counts the deltas queued since the delivering goroutine was
 	// last woken (see hub.hold).
 	held int
