@@ -24,22 +24,22 @@ func Schema() []byte { return bytes.Clone(schemaJSON) }
 
 // node is the part of a JSON Schema that validation, messages and key
 // lookups need: exactly the keywords schema.json uses (agreement_test.go
-// fails when the generator starts emitting one that is not here).
+// fails when the generator starts emitting one that is not here), but for
+// the descriptions, which only editors read.
 type node struct {
-	Ref         string           `json:"$ref"`
-	Defs        map[string]*node `json:"$defs"`
-	Type        string           `json:"type"`
-	Description string           `json:"description"`
-	Default     any              `json:"default"`
-	Enum        []any            `json:"enum"`
-	Minimum     *json.Number     `json:"minimum"`
-	Maximum     *json.Number     `json:"maximum"`
-	Pattern     string           `json:"pattern"`
-	MinLength   *int             `json:"minLength"`
-	MinItems    *int             `json:"minItems"`
-	Items       *node            `json:"items"`
-	Properties  map[string]*node `json:"properties"`
-	Required    []string         `json:"required"`
+	Ref        string           `json:"$ref"`
+	Defs       map[string]*node `json:"$defs"`
+	Type       string           `json:"type"`
+	Default    any              `json:"default"`
+	Enum       []any            `json:"enum"`
+	Minimum    *json.Number     `json:"minimum"`
+	Maximum    *json.Number     `json:"maximum"`
+	Pattern    string           `json:"pattern"`
+	MinLength  *int             `json:"minLength"`
+	MinItems   *int             `json:"minItems"`
+	Items      *node            `json:"items"`
+	Properties map[string]*node `json:"properties"`
+	Required   []string         `json:"required"`
 	// PropertyNames constrains the keys of a map such as providers.
 	PropertyNames *node `json:"propertyNames"`
 	// RawAdditional is additionalProperties as written: a schema (a map
@@ -51,40 +51,33 @@ type node struct {
 	// closed is additionalProperties: false, a struct: keys it does not
 	// list are unknown (warned about, not refused).
 	closed bool
-	// re is Pattern compiled once with the schema, not per value.
-	re *regexp.Regexp
+	// re is Pattern compiled once, at its first use, not per value.
+	re func() *regexp.Regexp
 	// order lists Properties sorted, for the suggestions of a typo.
 	order []string
 	defs  map[string]*node
 }
 
-// schemaRoot returns the parsed schema. It is decoded in one pass of
-// encoding/json, with no UnmarshalJSON of node's own: one that decoded its
-// node's bytes again (to read additionalProperties, and the key order) made
-// every nesting level scan its part of the schema once more, which made
-// the schema 80 % of a settings load and about a tenth of an RPC start.
+// schemaRoot returns the schema. schemaTree (schema_tree.go) is
+// schema.json as Go, generated with it: decoding the JSON with
+// encoding/json took 0.5 ms, about 7 % of an RPC start with a settings
+// file, and 80 KB it kept; building the tree takes a fraction of that.
+// TestSchemaTreeUpToDate holds the tree to the parse of schema.json.
 var schemaRoot = sync.OnceValue(func() *node {
-	root, err := parseSchema(schemaJSON)
-	if err != nil {
-		panic("settings: embedded schema.json: " + err.Error())
+	root := schemaTree()
+	if err := root.prepare(root.Defs); err != nil {
+		panic("settings: schema_tree.go: " + err.Error())
 	}
 	return root
 })
 
-func parseSchema(data []byte) (*node, error) {
-	var root node
-	if err := json.Unmarshal(data, &root); err != nil {
-		return nil, err
-	}
-	if err := root.prepare(root.Defs); err != nil {
-		return nil, err
-	}
-	return &root, nil
-}
+// num and intp make the schema tree's bounds.
+func num(s string) *json.Number { n := json.Number(s); return &n }
+func intp(i int) *int           { return &i }
 
-// prepare finishes a decoded node and the nodes below it: gives each the
-// definitions its $refs point into, reads additionalProperties, compiles
-// the pattern and lists the properties.
+// prepare finishes a node and the nodes below it, decoded or built by
+// schema_tree.go: gives each the definitions its $refs point into, reads
+// additionalProperties, readies the pattern and lists the properties.
 func (n *node) prepare(defs map[string]*node) error {
 	if n == nil {
 		return nil
@@ -100,14 +93,16 @@ func (n *node) prepare(defs map[string]*node) error {
 		n.closed = true
 	}
 	n.RawAdditional = nil
-	if n.Pattern != "" {
-		re, err := regexp.Compile(n.Pattern)
-		if err != nil {
-			return fmt.Errorf("pattern %q: %w", n.Pattern, err)
-		}
-		n.re = re
+	if p := n.Pattern; p != "" {
+		// Compiled at its first use: a settings file meets one or two of
+		// the schema's seven patterns, and compiling them all was a fifth
+		// of building the schema. TestSchemaTreeIsTheEmbeddedSchema
+		// compiles each.
+		n.re = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(p) })
 	}
-	n.order = slices.Sorted(maps.Keys(n.Properties))
+	if n.order == nil { // schema_tree.go gives it
+		n.order = slices.Sorted(maps.Keys(n.Properties))
+	}
 	for _, c := range []*node{n.Items, n.Additional, n.PropertyNames} {
 		if err := c.prepare(defs); err != nil {
 			return err
@@ -123,20 +118,15 @@ func (n *node) prepare(defs map[string]*node) error {
 	return nil
 }
 
-// resolve follows a $ref, keeping the referring property's description.
+// resolve follows a $ref.
 func (n *node) resolve() *node {
 	if n == nil || n.Ref == "" {
 		return n
 	}
-	def := n.defs[strings.TrimPrefix(n.Ref, "#/$defs/")]
-	if def == nil {
-		return n
+	if def := n.defs[strings.TrimPrefix(n.Ref, "#/$defs/")]; def != nil {
+		return def
 	}
-	r := *def
-	if n.Description != "" {
-		r.Description = n.Description
-	}
-	return &r
+	return n
 }
 
 func (n *node) isArray() bool { return n.Type == "array" }

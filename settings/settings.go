@@ -27,7 +27,7 @@ import (
 	"github.com/rally-agent/rally/session"
 )
 
-//go:generate go test -run TestSchemaUpToDate -update
+//go:generate go test -run TestSchemaUpToDate|TestSchemaTreeUpToDate -update
 
 // Defaults. Each one is also written into the schema as its "default"
 // (the struct tags below repeat them, and TestSchemaDefaults holds the

@@ -185,7 +185,7 @@ func (c *checker) str(n *node, s string, at []string) {
 	if n.MinLength != nil && utf8.RuneCountInString(s) < *n.MinLength {
 		c.fail(failure{kind: failMinLength, at: at})
 	}
-	if n.re != nil && !n.re.MatchString(s) {
+	if n.re != nil && !n.re().MatchString(s) {
 		c.fail(failure{kind: failPattern, at: at})
 	}
 }
