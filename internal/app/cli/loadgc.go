@@ -37,7 +37,7 @@ var gcPause struct {
 // loaded, up to a memory limit loadHeadroom times its size above what the
 // process holds now (or the limit already set, if lower), so a file that
 // makes garbage after all is still collected before the heap passes it.
-// The returned func ends the pause once the load is done (see restore).
+// The returned func ends the pause once the load is done (restoreGC).
 func pauseGC(size int64) (restore func()) {
 	if size <= 0 {
 		return func() {}
@@ -71,7 +71,7 @@ func pauseGC(size int64) (restore func()) {
 // loaded session, all of it live, and the collector has never run: put
 // back at once, GOGC would start a cycle right away (its goal is still the
 // start's 4 MB), marking that whole heap while the first request is
-// answered, 2-8 ms of a 50k-message resume's first get_state. So the
+// answered, 2–8 ms of a 50k-message resume's first get_state. So the
 // collector stays off under the limit GOGC would set once it knew that
 // heap (what the process holds, plus GOGC percent of it), and the
 // settings come back after the first collection that limit brings.
