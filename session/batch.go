@@ -23,14 +23,20 @@ type batch struct {
 // the few events around a turn need no more.
 const keptBatch = 64
 
-// saw notes an event just delivered: a streamed update continues (or
-// starts) a stream, any other event ends it.
-func (b *batch) saw(e Event) {
-	switch e.(type) {
-	case MessageUpdateEvent, ToolExecutionUpdateEvent:
-		b.streaming = true
-	default:
-		b.streaming = false
+// sawLast notes the events just delivered: a stream goes on while the
+// last of them is a streamed update, and any other event ends it. A Sync
+// has no event, and says nothing of the stream.
+func (b *batch) sawLast(items []item) {
+	for i := len(items) - 1; i >= 0; i-- {
+		switch items[i].e.(type) {
+		case nil:
+			continue
+		case MessageUpdateEvent, ToolExecutionUpdateEvent:
+			b.streaming = true
+		default:
+			b.streaming = false
+		}
+		return
 	}
 }
 

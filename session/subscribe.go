@@ -187,15 +187,13 @@ func (sub *Subscription) pass(b *batch) (n int, closed bool) {
 		}
 	}
 	if len(items) > 0 {
+		b.sawLast(items)
 		sub.mu.Lock()
 		for i := range items {
 			if l := items[i].loan; l != nil {
 				sub.giveBack(l)
 			} else if _, ok := items[i].e.(MessageEndEvent); ok {
 				sub.trimLoans() // the answer is over
-			}
-			if e := items[i].e; e != nil {
-				b.saw(e)
 			}
 		}
 		if sub.pending >= subscriberBuffer {
