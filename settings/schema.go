@@ -43,8 +43,9 @@ type node struct {
 	// PropertyNames constrains the keys of a map such as providers.
 	PropertyNames *node `json:"propertyNames"`
 	// RawAdditional is additionalProperties as written: a schema (a map
-	// such as providers has one) or false (a struct). prepare reads it
-	// into Additional or closed.
+	// such as providers has one) or false (a struct), which the tree holds
+	// as Additional or closed. Only the tests decode the JSON
+	// (readAdditional).
 	RawAdditional json.RawMessage `json:"additionalProperties"`
 	// Additional is additionalProperties when it is a schema.
 	Additional *node `json:"-"`
@@ -60,14 +61,13 @@ type node struct {
 
 // schemaRoot returns the schema. schemaTree (schema_tree.go) is
 // schema.json as Go, generated with it: decoding the JSON with
-// encoding/json took 0.5 ms, about 7 % of an RPC start with a settings
-// file, and 80 KB it kept; building the tree takes a fraction of that.
-// TestSchemaTreeUpToDate holds the tree to the parse of schema.json.
+// encoding/json at the first check took 373-440 µs and 82 KB, about 7 % of
+// an RPC start with a settings file; building the tree takes 39-46 µs and
+// 39 KB (BenchmarkSchema). TestSchemaTreeUpToDate holds the tree to the
+// parse of schema.json.
 var schemaRoot = sync.OnceValue(func() *node {
 	root := schemaTree()
-	if err := root.prepare(root.Defs); err != nil {
-		panic("settings: schema_tree.go: " + err.Error())
-	}
+	root.prepare(root.Defs)
 	return root
 })
 
@@ -75,24 +75,10 @@ var schemaRoot = sync.OnceValue(func() *node {
 func num(s string) *json.Number { n := json.Number(s); return &n }
 func intp(i int) *int           { return &i }
 
-// prepare finishes a node and the nodes below it, decoded or built by
-// schema_tree.go: gives each the definitions its $refs point into, reads
-// additionalProperties, readies the pattern and lists the properties.
-func (n *node) prepare(defs map[string]*node) error {
-	if n == nil {
-		return nil
-	}
+// prepare finishes the tree below n: gives each node the definitions its
+// $refs point into, readies its pattern and lists its properties.
+func (n *node) prepare(defs map[string]*node) {
 	n.defs = defs
-	switch add := bytes.TrimSpace(n.RawAdditional); {
-	case bytes.HasPrefix(add, []byte("{")):
-		n.Additional = new(node)
-		if err := json.Unmarshal(add, n.Additional); err != nil {
-			return err
-		}
-	case bytes.Equal(add, []byte("false")):
-		n.closed = true
-	}
-	n.RawAdditional = nil
 	if p := n.Pattern; p != "" {
 		// Compiled at its first use: a settings file meets one or two of
 		// the schema's seven patterns, and compiling them all was a fifth
@@ -103,19 +89,21 @@ func (n *node) prepare(defs map[string]*node) error {
 	if n.order == nil { // schema_tree.go gives it
 		n.order = slices.Sorted(maps.Keys(n.Properties))
 	}
+	n.each(func(c *node) { c.prepare(defs) })
+}
+
+// each calls fn for every node directly below n.
+func (n *node) each(fn func(*node)) {
 	for _, c := range []*node{n.Items, n.Additional, n.PropertyNames} {
-		if err := c.prepare(defs); err != nil {
-			return err
+		if c != nil {
+			fn(c)
 		}
 	}
 	for _, m := range []map[string]*node{n.Properties, n.Defs} {
 		for _, c := range m {
-			if err := c.prepare(defs); err != nil {
-				return err
-			}
+			fn(c)
 		}
 	}
-	return nil
 }
 
 // resolve follows a $ref.

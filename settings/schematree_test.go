@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/format"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -13,16 +14,43 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// parseSchema decodes a schema as JSON, the way schema_tree.go is made.
+// parseSchema decodes a schema as JSON, the way schema_tree.go is made,
+// and prepares it as schemaRoot prepares the tree.
 func parseSchema(data []byte) (*node, error) {
 	var root node
 	if err := json.Unmarshal(data, &root); err != nil {
 		return nil, err
 	}
-	if err := root.prepare(root.Defs); err != nil {
+	if err := readAdditional(&root); err != nil {
 		return nil, err
 	}
+	root.prepare(root.Defs)
 	return &root, nil
+}
+
+// readAdditional reads each node's additionalProperties as written (a
+// schema, or false) into Additional or closed, as the tree holds them.
+func readAdditional(n *node) error {
+	if n == nil {
+		return nil
+	}
+	switch add := bytes.TrimSpace(n.RawAdditional); {
+	case bytes.HasPrefix(add, []byte("{")):
+		n.Additional = new(node)
+		if err := json.Unmarshal(add, n.Additional); err != nil {
+			return err
+		}
+	case bytes.Equal(add, []byte("false")):
+		n.closed = true
+	}
+	n.RawAdditional = nil
+	var err error
+	n.each(func(c *node) {
+		if e := readAdditional(c); e != nil && err == nil {
+			err = e
+		}
+	})
+	return err
 }
 
 const treeFile = "schema_tree.go"
@@ -63,25 +91,26 @@ func TestSchemaTreeIsTheEmbeddedSchema(t *testing.T) {
 	if !bytes.Equal(a, b) {
 		t.Errorf("the built tree differs from the parse of schema.json:\n%s", cmp.Diff(string(a), string(b)))
 	}
-	// Each pattern compiled, as the parse compiles it.
+	// Each pattern compiles, and every node's defs are the root's.
+	root := schemaRoot()
+	patterns := 0
 	var walk func(n *node)
 	walk = func(n *node) {
-		if n == nil {
-			return
-		}
 		if (n.Pattern != "") != (n.re != nil) || n.re != nil && n.re().String() != n.Pattern {
 			t.Errorf("pattern %q: compiled %v", n.Pattern, n.re != nil)
 		}
-		for _, c := range []*node{n.Items, n.Additional, n.PropertyNames} {
-			walk(c)
+		if n.re != nil {
+			patterns++
 		}
-		for _, m := range []map[string]*node{n.Properties, n.Defs} {
-			for _, c := range m {
-				walk(c)
-			}
+		if reflect.ValueOf(n.defs).Pointer() != reflect.ValueOf(root.Defs).Pointer() {
+			t.Errorf("a node (type %q) has defs of its own", n.Type)
 		}
+		n.each(walk)
 	}
-	walk(schemaRoot())
+	walk(root)
+	if patterns == 0 {
+		t.Error("no pattern reached: the walk does not go down the tree")
+	}
 }
 
 // TestSchemaTreeSourceFails: a field the writer does not know how to
@@ -114,9 +143,9 @@ func schemaTreeSource(root *node) ([]byte, error) {
 	return format.Source(b.Bytes())
 }
 
-// writeTreeNode writes n as a composite literal, every field by reflection so
-// that a field added to node is written or refused, never skipped: the
-// ones prepare derives (re, order, defs) are left to it.
+// writeTreeNode writes n as a composite literal, every field by reflection
+// so that a field added to node is written or refused, never skipped: re
+// and defs are left to prepare; order is written, so prepare need not sort.
 func writeTreeNode(b *bytes.Buffer, n *node) error {
 	if n == nil {
 		b.WriteString("nil")
@@ -175,13 +204,7 @@ func writeTreeValue(b *bytes.Buffer, field string, v reflect.Value) error {
 		writeStrings(b, x)
 	case map[string]*node:
 		b.WriteString("map[string]*node{\n")
-		for _, k := range slices.Sorted(func(yield func(string) bool) {
-			for k := range x {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			b.WriteString(strconv.Quote(k) + ": ")
 			if err := writeTreeNode(b, x[k]); err != nil {
 				return err
@@ -224,9 +247,7 @@ func BenchmarkSchema(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			root := schemaTree()
-			if err := root.prepare(root.Defs); err != nil {
-				b.Fatal(err)
-			}
+			root.prepare(root.Defs)
 		}
 	})
 	b.Run("parse", func(b *testing.B) {
