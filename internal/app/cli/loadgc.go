@@ -26,11 +26,9 @@ var gcPause struct {
 	limit, maxSeen int64
 	// pacing: the last load is over and the collection that puts the
 	// settings back has not run yet; gen tells a pacing's own cleanup
-	// from that of one a later load ended; paced is closed when the
-	// settings are back.
+	// from that of one a later load ended.
 	pacing bool
 	gen    int
-	paced  chan struct{}
 }
 
 // pauseGC holds the collector off while a session file of size bytes is
@@ -55,7 +53,6 @@ func pauseGC(size int64) (restore func()) {
 		} else {
 			gcPause.limit = debug.SetMemoryLimit(-1)
 			gcPause.percent = debug.SetGCPercent(-1)
-			gcPause.paced = make(chan struct{})
 		}
 		gcPause.maxSeen = 0
 	}
@@ -112,7 +109,6 @@ func putBackGC() {
 	debug.SetMemoryLimit(gcPause.limit)
 	debug.SetGCPercent(gcPause.percent)
 	gcPause.pacing = false
-	close(gcPause.paced)
 }
 
 // heldMemory is all the memory the Go runtime holds, as the limit counts it.

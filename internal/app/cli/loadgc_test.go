@@ -36,26 +36,23 @@ func withGCSettings(t *testing.T, percent int, limit int64) {
 	})
 }
 
-// waitPaced runs collections until the settings are back from the last
-// load's pacing (paced runs after one), failing after a minute.
+// waitPaced runs collections until the last load's pacing is over (its
+// cleanup puts the settings back after one), failing after a minute.
 func waitPaced(t *testing.T) {
 	t.Helper()
-	gcPause.Lock()
-	ch := gcPause.paced
-	gcPause.Unlock()
-	if ch == nil {
-		return
-	}
-	deadline := time.After(time.Minute)
+	deadline := time.Now().Add(time.Minute)
 	for {
-		runtime.GC()
-		select {
-		case <-ch:
+		gcPause.Lock()
+		pacing := gcPause.pacing
+		gcPause.Unlock()
+		if !pacing {
 			return
-		case <-deadline:
-			t.Fatal("the settings did not come back after the load's collections")
-		case <-time.After(10 * time.Millisecond):
 		}
+		if time.Now().After(deadline) {
+			t.Fatal("the settings did not come back after the load's collections")
+		}
+		runtime.GC()
+		runtime.Gosched() // the cleanup runs on a goroutine of its own
 	}
 }
 
