@@ -30,39 +30,54 @@ func WS(b []byte, i int) int {
 // whether it has escapes; the string's bytes are b[i+1:end-1]. end is -1
 // for anything that is not a valid string.
 func QuotedAt(b []byte, i int) (end int, esc bool) {
+	end, esc, _ = quotedAt(b, i)
+	return end, esc
+}
+
+// quotedAt is QuotedAt, also reporting whether a byte of the string is
+// past ASCII (see plainHigh); an escape's bytes are not looked at, since
+// an escaped string is decoded anyway.
+func quotedAt(b []byte, i int) (end int, esc, high bool) {
 	if i >= len(b) || b[i] != '"' {
-		return -1, false
+		return -1, false, false
 	}
 	for j := i + 1; j < len(b); j++ {
-		j = plain(b, j)
+		var h bool
+		j, h = plainHigh(b, j)
+		high = high || h
 		if j >= len(b) {
 			break
 		}
 		switch c := b[j]; {
 		case c == '"':
-			return j + 1, esc
+			return j + 1, esc, high
 		case c == '\\':
 			esc = true
 			j++
 			if j >= len(b) {
-				return -1, false
+				return -1, false, false
 			}
 			switch b[j] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			case 'u':
 				if j+4 >= len(b) || hex4(b[j+1:j+5]) < 0 {
-					return -1, false
+					return -1, false, false
 				}
 				j += 4
 			default:
-				return -1, false
+				return -1, false, false
 			}
 		case c < 0x20:
-			return -1, false
+			return -1, false, false
 		}
 	}
-	return -1, false
+	return -1, false, false
 }
+
+// asIs reports whether a string's raw bytes, read by quotedAt, are its
+// Go text as they stand: no escapes, and valid UTF-8, which only a string
+// with a byte past ASCII needs checked.
+func asIs(raw []byte, esc, high bool) bool { return !esc && (!high || utf8.Valid(raw)) }
 
 // KeyAt reads an object key the fast decoders may compare exactly
 // (unescaped lowercase ASCII, digits and underscores: encoding/json
@@ -261,7 +276,7 @@ func ViewAt(b []byte, i int, dst *string, buf *[]byte) int {
 	if j := litAt(b, i, "null"); j >= 0 {
 		return j
 	}
-	end, esc := QuotedAt(b, i)
+	end, esc, high := quotedAt(b, i)
 	if end < 0 {
 		return -1
 	}
@@ -269,7 +284,7 @@ func ViewAt(b []byte, i int, dst *string, buf *[]byte) int {
 	switch {
 	case len(raw) == 0:
 		*dst = ""
-	case !esc && utf8.Valid(raw):
+	case asIs(raw, esc, high):
 		*dst = unsafe.String(&raw[0], len(raw))
 	default:
 		start := len(*buf)

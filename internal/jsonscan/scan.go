@@ -93,16 +93,31 @@ func (s *Scanner) Str() (raw []byte, esc, ok bool) {
 	return raw, esc, true
 }
 
+// Quoted reads a string token as Str does, reporting instead of its
+// escapes whether raw is its Go text as it stands: no escapes and valid
+// UTF-8 (Unquote decodes any other, as encoding/json would). It checks
+// UTF-8 only for a string with a byte past ASCII.
+func (s *Scanner) Quoted() (raw []byte, plain, ok bool) {
+	s.ws()
+	end, esc, high := quotedAt(s.b, s.i)
+	if end < 0 {
+		return nil, false, false
+	}
+	raw = s.b[s.i+1 : end-1]
+	s.i = end
+	return raw, asIs(raw, esc, high), true
+}
+
 // Text reads a string or null as Go text, the way encoding/json does.
 func (s *Scanner) Text(dst *string) bool {
 	if s.Null() {
 		return true
 	}
-	raw, esc, ok := s.Str()
+	raw, plain, ok := s.Quoted()
 	if !ok {
 		return false
 	}
-	if !esc && utf8.Valid(raw) {
+	if plain {
 		*dst = string(raw)
 	} else {
 		*dst = Unquote(raw)
@@ -199,6 +214,7 @@ func (s *Scanner) FieldsFold(known []string, field func(key string) bool) bool {
 	if s.Eat('}') {
 		return true
 	}
+	next := 0 // where the search for the next key starts
 	for {
 		raw, esc, ok := s.Str()
 		if !ok || esc || !s.Eat(':') {
@@ -206,13 +222,22 @@ func (s *Scanner) FieldsFold(known []string, field func(key string) bool) bool {
 		}
 		// An exact match first, and the case-folded comparison only for a
 		// key that has none: known's keys differ by more than case, so a
-		// key spelled as one of them matches no other when folded.
+		// key spelled as one of them matches no other when folded. The
+		// search starts after the key matched last: a writer puts its
+		// keys in one order, which known lists, so the first comparison
+		// nearly always matches.
 		k, match := "", false
-		for _, w := range known {
-			if string(raw) == w {
-				k, match = w, true
+		for n, i := 0, next; n < len(known); n++ {
+			if string(raw) == known[i] {
+				k, match, next = known[i], true, i+1
 				break
 			}
+			if i++; i == len(known) {
+				i = 0
+			}
+		}
+		if next == len(known) {
+			next = 0
 		}
 		for i := 0; !match && i < len(known); i++ {
 			if bytes.EqualFold(raw, []byte(known[i])) {
@@ -237,6 +262,10 @@ func (s *Scanner) Float(dst *float64) bool {
 	start := s.i
 	if !s.number() {
 		return false
+	}
+	if f, ok := exactFloat(s.b[start:s.i]); ok {
+		*dst = f
+		return true
 	}
 	f, err := strconv.ParseFloat(string(s.b[start:s.i]), 64)
 	if err != nil {
@@ -385,10 +414,7 @@ func AppendUnquoted(out, raw []byte) []byte { return appendUnquoted(out, raw) }
 func appendUnquoted(out, raw []byte) []byte {
 	for i := 0; i < len(raw); {
 		// Plain ASCII in runs: most of a text is between its escapes.
-		j := i
-		for j < len(raw) && raw[j] != '\\' && raw[j] < utf8.RuneSelf {
-			j++
-		}
+		j := asciiRun(raw, i)
 		out = append(out, raw[i:j]...)
 		if i = j; i == len(raw) {
 			break
@@ -442,4 +468,54 @@ func appendUnquoted(out, raw []byte) []byte {
 		}
 	}
 	return out
+}
+
+// pow10 are the powers of ten a float64 holds exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// exactFloat reads num, a number numberAt accepted, when it has no
+// exponent and at most 15 significant digits, which cover the costs a
+// session file holds: its digits as an integer and the power of ten it
+// is divided by are both exact as float64, so one division, rounded as
+// IEEE 754 rounds, is the nearest float64, as strconv.ParseFloat finds
+// it by the same rule on its own fast path (without its general reader's
+// cost, which was a fiftieth of a long session's load). ok is false for
+// anything else.
+func exactFloat(num []byte) (f float64, ok bool) {
+	neg := len(num) > 0 && num[0] == '-'
+	if neg {
+		num = num[1:]
+	}
+	var mant uint64
+	nd, frac := 0, -1 // digits read; digits after the point, -1 before it
+	for _, c := range num {
+		switch {
+		case c == '.':
+			frac = 0
+			continue
+		case c < '0' || c > '9':
+			return 0, false // an exponent
+		}
+		if mant == 0 && c == '0' {
+			// Leading zeros are not significant.
+		} else if nd++; nd > 15 {
+			return 0, false
+		}
+		mant = mant*10 + uint64(c-'0')
+		if frac >= 0 {
+			frac++
+		}
+	}
+	f = float64(mant)
+	if frac > 0 {
+		if frac >= len(pow10) {
+			return 0, false
+		}
+		f /= pow10[frac]
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
 }

@@ -1,7 +1,6 @@
 package journal
 
 import (
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/rally-agent/rally/internal/jsonscan"
@@ -60,13 +59,14 @@ func (a *arena) string(v string) string {
 	return unsafe.String(&b[0], len(b))
 }
 
-// str returns raw, a JSON string's bytes between its quotes (esc: with
-// escapes), decoded as encoding/json does, as a string in the arena.
-func (a *arena) str(raw []byte, esc bool) string {
+// str returns raw, a JSON string's bytes between its quotes, decoded as
+// encoding/json does, as a string in the arena; plain says they need no
+// decoding (jsonscan.Scanner.Quoted).
+func (a *arena) str(raw []byte, plain bool) string {
 	if len(raw) == 0 {
 		return ""
 	}
-	if !esc && utf8.Valid(raw) {
+	if plain {
 		b := a.bytes(raw)
 		return unsafe.String(&b[0], len(b))
 	}

@@ -2,7 +2,6 @@ package journal
 
 import (
 	"encoding/json"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/rally-agent/rally/internal/jsonscan"
@@ -19,7 +18,8 @@ type scanner struct {
 	jsonscan.Scanner
 	// names holds the values that repeat on every line (roles, types,
 	// model names), so a long file keeps one copy of each.
-	names map[string]string
+	names  map[string]string
+	recent [64]string // the names met last, by intern's hash
 	// What a read keeps is copied into shared blocks (arena.go): the
 	// strings and arguments, and each message's content, decoded first
 	// into scratch.
@@ -267,27 +267,43 @@ func (s *scanner) name(dst *string) bool {
 	if s.Null() {
 		return true
 	}
-	raw, esc, ok := s.Str()
+	raw, plain, ok := s.Quoted()
 	switch {
 	case !ok:
 		return false
-	case esc || len(raw) > 64 || !utf8.Valid(raw):
+	case !plain || len(raw) > 64:
 		*dst = jsonscan.Unquote(raw)
 		return true
 	}
-	if v, ok := s.names[unsafeString(raw)]; ok {
-		*dst = v
-		return true
-	}
-	v := string(raw)
-	if s.names == nil {
-		s.names = map[string]string{}
-	}
-	if len(s.names) < 1024 {
-		s.names[v] = v
-	}
-	*dst = v
+	*dst = s.intern(raw)
 	return true
+}
+
+// intern returns raw as a string, one copy for each distinct value (up
+// to 1024 of them). A value is looked up first in a small table by its
+// length and ends, then in the map: a file repeats a few names on every
+// line, and comparing one string was cheaper than hashing it for the map
+// (which was a twentieth of a long session's load).
+func (s *scanner) intern(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	h := (uint(len(raw))*37 + uint(raw[0])*7 + uint(raw[len(raw)-1])) % uint(len(s.recent))
+	if v := s.recent[h]; v == unsafeString(raw) {
+		return v
+	}
+	v, ok := s.names[unsafeString(raw)]
+	if !ok {
+		v = string(raw)
+		if s.names == nil {
+			s.names = map[string]string{}
+		}
+		if len(s.names) < 1024 {
+			s.names[v] = v
+		}
+	}
+	s.recent[h] = v
+	return v
 }
 
 // text reads a string (or null) that the entry keeps, into the arena.
@@ -295,11 +311,11 @@ func (s *scanner) text(dst *string) bool {
 	if s.Null() {
 		return true
 	}
-	raw, esc, ok := s.Str()
+	raw, plain, ok := s.Quoted()
 	if !ok {
 		return false
 	}
-	*dst = s.arena.str(raw, esc)
+	*dst = s.arena.str(raw, plain)
 	return true
 }
 
@@ -309,11 +325,11 @@ func (s *scanner) view(dst *string) bool {
 	if s.Null() {
 		return true
 	}
-	raw, esc, ok := s.Str()
+	raw, plain, ok := s.Quoted()
 	switch {
 	case !ok:
 		return false
-	case esc || !utf8.Valid(raw):
+	case !plain:
 		*dst = jsonscan.Unquote(raw)
 	default:
 		*dst = unsafeString(raw)

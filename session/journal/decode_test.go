@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/rally-agent/rally/llm"
 )
@@ -96,4 +97,28 @@ func FuzzDecodeEntry(f *testing.F) {
 		f.Add([]byte(l))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) { checkEntry(t, line) })
+}
+
+// TestIntern: a name read twice, from different lines, is one copy; two
+// names that share intern's table slot (same length and ends) are each
+// read as themselves, and still one copy each.
+func TestIntern(t *testing.T) {
+	var s scanner
+	first := s.intern([]byte("openai-completions"))
+	for _, name := range []string{"openai-completions", "oxxxxxxxxxxxxxxxxs", "openai-completions", "oxxxxxxxxxxxxxxxxs"} {
+		got := s.intern([]byte(name)) // a new buffer each time, as the next line is
+		if got != name {
+			t.Fatalf("intern(%q) = %q", name, got)
+		}
+		again := s.intern([]byte(name))
+		if unsafe.StringData(got) != unsafe.StringData(again) {
+			t.Errorf("intern(%q) made a second copy", name)
+		}
+		if name == "openai-completions" && unsafe.StringData(got) != unsafe.StringData(first) {
+			t.Errorf("intern(%q) after a collision made a second copy", name)
+		}
+	}
+	if got := s.intern(nil); got != "" {
+		t.Errorf("intern of nothing = %q", got)
+	}
 }

@@ -321,7 +321,7 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids *idSet) {
 		}
 		f.ParentID = nil // it may view the line's buffer, as f.Timestamp does
 	}
-	if t, err := time.Parse(time.RFC3339Nano, f.Timestamp); err == nil {
+	if t, ok := parseStamp(f.Timestamp); ok {
 		e.Timestamp = t
 	}
 	f.Timestamp = "" // it may share the line's buffer, which the next line reuses
