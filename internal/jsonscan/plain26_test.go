@@ -106,6 +106,15 @@ func TestFieldsFoldAnyOrder(t *testing.T) {
 		{`{"x":0,"dd":4,"yy":0,"a":1,"zzz":0}`, "dd4 a1 ", true},
 		{`{"e":5,"e":6}`, "e5 e6 ", true},
 		{`{"bb":2,"CCC":3}`, "", false},
+		// The key expected next is compared where it lies: keys that
+		// begin or end as it does, white space, a key without its
+		// colon or end, an escaped spelling of it.
+		{`{"a":1,"bbx":2,"ccc":3}`, "a1 ccc3 ", true},
+		{`{"a":1,"b":2,"xbb":3}`, "a1 ", true},
+		{` { "a" : 1 , "bb" : 2 } `, "a1 bb2 ", true},
+		{`{"a":1,"bb"}`, "", false},
+		{`{"a":1,"bb`, "", false},
+		{`{"a":1,"b\u0062":2}`, "", false},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			s := New([]byte(tc.in))
