@@ -1,13 +1,14 @@
 package journal
 
-import "sync/atomic"
+import "slices"
 
 // idSet holds the entry ids of a file, so that a new one never collides
 // (newEntryID). Nearly every id is pi's form, 8 lowercase hex characters:
-// those are kept as 32-bit numbers in an open-addressed table, 4 bytes
-// each where a map[string]struct{} took about 33 and a hash of the string
-// on every line of a load; any other id (a version 1 file's "v1-N", a
-// UUID) goes into a map.
+// those are kept as 32-bit numbers, those a load read in a sorted list and
+// those added since in an open-addressed table, 4 bytes each where a
+// map[string]struct{} took about 33 and a hash of the string on every line
+// of a load; any other id (a version 1 file's "v1-N", a UUID) goes into a
+// map.
 type idSet struct {
 	// table holds each hex id plus one (0 marks a free slot, so the id
 	// 00000000 needs no special case); its length is a power of two, at
@@ -15,6 +16,10 @@ type idSet struct {
 	table []uint32
 	n     int
 	other map[string]struct{}
+	// loaded holds the hex ids a load read (merge), sorted, each once:
+	// 4 bytes each, half the table's, and searched only when a new id is
+	// made. The table holds those added after.
+	loaded []uint32
 }
 
 // newIDSet returns a set sized for about n ids.
@@ -28,6 +33,9 @@ func newIDSet(n int) *idSet {
 
 // add puts id in the set and reports whether it was there already.
 func (s *idSet) add(id string) (dup bool) {
+	if s.has(id) {
+		return true
+	}
 	v, ok := hexID(id)
 	if !ok {
 		if s.other == nil {
@@ -49,84 +57,96 @@ func (s *idSet) add(id string) (dup bool) {
 	return false
 }
 
-// sharedAdds adds ids to a set from several goroutines at once (the
-// parts of a file read on every core, parallel.go): the table's slots are
-// claimed by compare-and-swap, so two readers adding the same id find it
-// once each way, and the rest is the reader's own until merge. Which id of
-// a probe cluster lands in which slot depends on the order, not the set.
-type sharedAdds struct {
-	n     int                 // the ids it put in the table
-	other map[string]struct{} // its ids not of pi's form
-	over  []string            // its ids the full table had no slot for
-	dup   bool                // an id it added was already in the set
+// idBatch holds the ids one reader of a load read, apart from the set
+// until the read is over (idSet.merge), so that the readers of a file's
+// parts, each on a core of its own, share nothing while they read:
+// claiming slots of one table by compare-and-swap cost a load more than
+// anything else of its bookkeeping (a random cache line, from a core that
+// had just streamed megabytes past it), where appending to a reader's own
+// list and sorting it once costs a tenth of that.
+type idBatch struct {
+	hex   []uint32 // the ids of pi's form, sorted by done
+	other []string // any other id
 }
 
-// addShared puts id in s as add does, safe beside other goroutines'
-// addShared on the same set while nothing else uses it. The table is not
-// grown: newIDSet sized it for the lines counted, and an id it has no
-// slot for (a file that grew while it was read) waits in a.over for merge,
-// which grows it. Its count and other ids are in a, for merge.
-func (s *idSet) addShared(a *sharedAdds, id string) {
-	s.addSharedCAS(a, id, atomic.CompareAndSwapUint32)
-}
+// newIDBatch returns a batch with room for about n ids.
+func newIDBatch(n int) *idBatch { return &idBatch{hex: make([]uint32, 0, max(n, 0))} }
 
-// addSharedCAS is addShared claiming free slots with cas: a test's
-// seam, to lose a compare-and-swap when it chooses.
-func (s *idSet) addSharedCAS(a *sharedAdds, id string, cas func(addr *uint32, old, new uint32) bool) {
-	v, ok := hexID(id)
-	if !ok {
-		if a.other == nil {
-			a.other = map[string]struct{}{}
-		}
-		_, dup := a.other[id]
-		a.other[id] = struct{}{}
-		a.dup = a.dup || dup
+func (b *idBatch) add(id string) {
+	if v, ok := hexID(id); ok {
+		b.hex = append(b.hex, v)
 		return
 	}
-	mask := len(s.table) - 1
-	i := s.home(v)
-	for range len(s.table) {
-		w := atomic.LoadUint32(&s.table[i])
-		if w == 0 {
-			if cas(&s.table[i], 0, v+1) {
-				a.n++
-				return
-			}
-			// Another reader took the slot first, maybe for this very
-			// id: look at what it put there. A slot taken stays taken,
-			// so this is the slot's last change.
-			w = atomic.LoadUint32(&s.table[i])
-		}
-		if w == v+1 {
-			a.dup = true
-			return
-		}
-		i = (i + 1) & mask
-	}
-	a.over = append(a.over, id) // every slot taken
+	b.other = append(b.other, id)
 }
 
-// merge adds to s what the shared adds in as put aside, in order, once
-// no goroutine adds any more; it reports whether any id was added twice.
-func (s *idSet) merge(as ...*sharedAdds) (dup bool) {
-	for _, a := range as { // the table's count first: add grows by it
-		s.n += a.n
-		dup = dup || a.dup
+// done sorts the batch for merge, on its reader's goroutine, once it has
+// read its last line.
+func (b *idBatch) done() { slices.Sort(b.hex) }
+
+// merge puts the ids of the batches, each done, into s, which holds none
+// yet, and reports whether any id came twice. The hex ids become s.loaded,
+// merged in one pass over the sorted batches.
+func (s *idSet) merge(bs ...*idBatch) (dup bool) {
+	n := 0
+	for _, b := range bs {
+		n += len(b.hex)
 	}
-	for _, a := range as {
-		for id := range a.other {
-			dup = s.add(id) || dup
+	all := make([]uint32, 0, n)
+	for _, b := range bs {
+		all = mergeSorted(all, b.hex)
+	}
+	for i := 1; i < len(all); i++ {
+		if all[i] == all[i-1] {
+			dup = true
+			break
 		}
-		for _, id := range a.over {
+	}
+	if dup {
+		all = slices.Compact(all)
+	}
+	s.loaded = all
+	for _, b := range bs {
+		for _, id := range b.other {
 			dup = s.add(id) || dup
 		}
 	}
 	return dup
 }
 
+// mergeSorted returns the sorted a and b merged, in a's array: its
+// capacity holds them both.
+func mergeSorted(a, b []uint32) []uint32 {
+	if len(b) == 0 {
+		return a
+	}
+	if len(a) == 0 || a[len(a)-1] <= b[0] { // all of b after a: the first batch, say
+		return append(a, b...)
+	}
+	n := len(a)
+	out := a[:n+len(b)]
+	// From the end, so that no element of a is overwritten before it
+	// is placed.
+	i, j, k := n-1, len(b)-1, n+len(b)-1
+	for j >= 0 {
+		if i >= 0 && a[i] > b[j] {
+			out[k] = a[i]
+			i--
+		} else {
+			out[k] = b[j]
+			j--
+		}
+		k--
+	}
+	return out
+}
+
 // has reports whether id is in the set.
 func (s *idSet) has(id string) bool {
 	if v, ok := hexID(id); ok {
+		if _, found := slices.BinarySearch(s.loaded, v); found {
+			return true
+		}
 		_, found := s.slot(v)
 		return found
 	}

@@ -162,7 +162,7 @@ type journalReader struct {
 	legacy  bool                 // version 1: entries have no ids
 	skipped bool                 // a corrupt line was skipped
 	dupIDs  bool                 // two entries have the same id (see chain)
-	shared  *sharedAdds          // while parts are read: this reader's adds to the id set
+	ids     *idBatch             // the ids read, for the set once the read is over (nil: not kept)
 	scan    scanner              // one for every line: it keeps its buffer and names
 }
 
@@ -194,7 +194,8 @@ func readJournalIn(rd io.Reader, path string, most int, least int64) (*readResul
 // not its entries.
 func readCounted(rd io.Reader, path string, lines int, cuts []cut) (*readResult, error) {
 	r := &journalReader{ld: &Loaded{}}
-	res := &readResult{loaded: r.ld, ids: newIDSet(lines)}
+	res := &readResult{loaded: r.ld, ids: newIDSet(0)}
+	r.ids = newIDBatch(lines)
 	var entries []Entry
 	var msgs []llm.Message
 	if lines > 0 {
@@ -216,6 +217,7 @@ func readCounted(rd io.Reader, path string, lines int, cuts []cut) (*readResult,
 		// its lines (readParts).
 		src.N = cuts[0].off
 		r.ld.Entries, r.scan.msgs = entries[:0:cuts[0].line-2], msgs[:0:cuts[0].line-2]
+		r.ids = newIDBatch(cuts[0].line - 2)
 	}
 	onePass := func() {
 		src.N, cuts = noLimit, nil
@@ -241,11 +243,14 @@ func readCounted(rd io.Reader, path string, lines int, cuts []cut) (*readResult,
 	if len(cuts) > 0 {
 		err = r.readWithParts(s, ra, path, cuts, res, entries, msgs)
 	} else {
-		err = r.readEntries(s, path, res.ids)
+		err = r.readEntries(s, path)
+		r.ids.done()
+		r.dupIDs = res.ids.merge(r.ids)
 	}
 	if err != nil {
 		return nil, err
 	}
+	r.ids = nil
 	res.torn = res.torn || s.torn
 	if k := len(r.ld.Entries); k > 0 {
 		res.leaf = r.ld.Entries[k-1].ID
@@ -257,9 +262,8 @@ func readCounted(rd io.Reader, path string, lines int, cuts []cut) (*readResult,
 // noLimit is a length past the end of any file.
 const noLimit = 1 << 62
 
-// readEntries decodes each entry line of s into r, to the end of s,
-// adding their ids to ids.
-func (r *journalReader) readEntries(s *lineScan, path string, ids *idSet) error {
+// readEntries decodes each entry line of s into r, to the end of s.
+func (r *journalReader) readEntries(s *lineScan, path string) error {
 	for {
 		line, complete, ok, err := s.nextFilled()
 		if err != nil {
@@ -268,7 +272,7 @@ func (r *journalReader) readEntries(s *lineScan, path string, ids *idSet) error 
 		if !ok {
 			return nil
 		}
-		r.entry(s.pos.Line, line, complete, ids)
+		r.entry(s.pos.Line, line, complete)
 	}
 }
 
@@ -299,9 +303,9 @@ func (r *journalReader) header(n int, line []byte) error {
 	return nil
 }
 
-// entry decodes one entry line, adding its id to ids (if not nil). A bad
-// line is skipped with a warning.
-func (r *journalReader) entry(n int, line []byte, complete bool, ids *idSet) {
+// entry decodes one entry line, adding its id to r.ids (if not nil). A
+// bad line is skipped with a warning.
+func (r *journalReader) entry(n int, line []byte, complete bool) {
 	f, m, fast := r.scan.entry(line)
 	if !fast {
 		// encoding/json needs f on the heap: only for the lines it reads,
@@ -368,12 +372,8 @@ func (r *journalReader) entry(n int, line []byte, complete bool, ids *idSet) {
 	if f.Summary != "" || f.TokensBefore != 0 || f.Provider != "" || f.ModelID != "" || f.Message != nil || f.Decision != nil {
 		e.details = &Details{Summary: f.Summary, TokensBefore: f.TokensBefore, Provider: f.Provider, ModelID: f.ModelID, PiMessage: f.Message, Decision: f.Decision}
 	}
-	switch {
-	case ids == nil:
-	case r.shared != nil:
-		ids.addShared(r.shared, e.ID) // beside the other parts' readers
-	case ids.add(e.ID):
-		r.dupIDs = true
+	if r.ids != nil {
+		r.ids.add(e.ID)
 	}
 	r.ld.Entries = append(r.ld.Entries, e)
 	if f.Type != "message" || f.Message != nil {

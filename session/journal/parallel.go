@@ -19,9 +19,10 @@ import (
 // into its own region of the slabs readJournal sized by the line count
 // (one entry and at most one slab message per line), and the parts are
 // then joined in file order. What depends on order is done in the join, in
-// order: the warnings, the entries' indexes. The ids go into the id set
-// as each reader reads them, all at once (idSet.addShared): a set, and
-// whether any id came twice, do not depend on the order they came in. A
+// order: the warnings, the entries' indexes. Each reader keeps the ids it
+// read apart, sorted (idBatch), and the join merges them into the id set:
+// a set, and whether any id came twice, do not depend on the order they
+// came in. A
 // part's first entry cannot share its parent id with the entry above
 // (another part read it): it keeps a copy, equal as a string. A version 1
 // file chains entries by position as it reads them, so it is read in one
@@ -152,9 +153,9 @@ type part struct {
 // readWithParts reads the entries of s, the first part, while readers of
 // their own read the parts after each cut of ra, then joins them to it.
 func (r *journalReader) readWithParts(s *lineScan, ra io.ReaderAt, path string, cuts []cut, res *readResult, entries []Entry, msgs []llm.Message) error {
-	r.shared = new(sharedAdds)
-	parts, wait := readParts(ra, path, cuts, entries, msgs, res.ids)
-	err := r.readEntries(s, path, res.ids)
+	parts, wait := readParts(ra, path, cuts, entries, msgs)
+	err := r.readEntries(s, path)
+	r.ids.done()
 	wait() // the parts' readers write into the slabs: none outlives the read
 	if err != nil {
 		return err
@@ -165,7 +166,7 @@ func (r *journalReader) readWithParts(s *lineScan, ra io.ReaderAt, path string, 
 // readParts starts a reader for each cut of ra, into the regions of the
 // slabs entries and msgs (each of a slot per line) from its first line to
 // the next cut's; the last part reads to the end of the file.
-func readParts(ra io.ReaderAt, path string, cuts []cut, entries []Entry, msgs []llm.Message, ids *idSet) (parts []part, wait func()) {
+func readParts(ra io.ReaderAt, path string, cuts []cut, entries []Entry, msgs []llm.Message) (parts []part, wait func()) {
 	parts = make([]part, len(cuts))
 	var wg sync.WaitGroup
 	for k, c := range cuts {
@@ -180,10 +181,11 @@ func readParts(ra io.ReaderAt, path string, cuts []cut, entries []Entry, msgs []
 		lo := c.line - 2
 		p.r.ld = &Loaded{Entries: entries[lo:lo:end]}
 		p.r.scan.msgs = msgs[lo:lo:end]
-		p.r.shared = new(sharedAdds)
+		p.r.ids = newIDBatch(end - lo)
 		wg.Go(func() {
 			s := &lineScan{br: bufio.NewReaderSize(io.NewSectionReader(ra, c.off, size), 64<<10), next0: Pos{Offset: c.off, Line: c.line}}
-			p.err = p.r.readEntries(s, path, ids)
+			p.err = p.r.readEntries(s, path)
+			p.r.ids.done()
 			p.torn = s.torn
 		})
 	}
@@ -193,8 +195,7 @@ func readParts(ra io.ReaderAt, path string, cuts []cut, entries []Entry, msgs []
 // join appends the parts, read into the regions after r's, to what r
 // read: entries and messages move down over the regions' unused slots,
 // each moved entry's message pointer follows its message, and the id
-// set takes each reader's count and other ids. entries and msgs are the
-// whole slabs.
+// set takes each reader's ids. entries and msgs are the whole slabs.
 func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msgs []llm.Message) error {
 	for k := range parts {
 		if err := parts[k].err; err != nil {
@@ -240,14 +241,11 @@ func (r *journalReader) join(parts []part, res *readResult, entries []Entry, msg
 		r.skipped = r.skipped || p.r.skipped
 		res.torn = res.torn || p.torn
 	}
-	adds := []*sharedAdds{r.shared}
+	batches := []*idBatch{r.ids}
 	for k := range parts {
-		adds = append(adds, parts[k].r.shared)
+		batches = append(batches, parts[k].r.ids)
 	}
-	r.shared = nil // the read is over: any later add is add's
-	if res.ids.merge(adds...) {
-		r.dupIDs = true
-	}
+	r.dupIDs = res.ids.merge(batches...)
 	return nil
 }
 

@@ -7,8 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -101,9 +99,8 @@ func checkParts(t *testing.T, data []byte) (cut bool) {
 // TestReadInParts: a file read in parts, cut anywhere, is what it is read
 // in one pass (bugs made to see it fail: join not moving the messages'
 // pointers, the ids left out of the set, a part's warnings dropped, the
-// first part reading past its cut, a version 1 file read in parts; the
-// readers' shared adds not merged, a hex id found not reported as a
-// duplicate).
+// first part reading past its cut, a version 1 file read in parts; a
+// part's ids not merged into the set).
 func TestReadInParts(t *testing.T) {
 	for name, data := range partFiles(t) {
 		t.Run(name, func(t *testing.T) {
@@ -196,108 +193,58 @@ func TestAppendInPlace(t *testing.T) {
 	}
 }
 
-// TestAddShared: ids added from several goroutines at once are in the set
-// once each, counted once, and an id added twice (by one goroutine or two)
-// is reported (bugs made to see it fail: a plain store into the table,
-// which the race detector reports; merge not adding the counts; a found
-// hex id not reported). Goroutines meet on a slot too rarely for a lost
-// compare-and-swap to be seen here: TestAddSharedLostCAS loses them.
-func TestAddShared(t *testing.T) {
+// TestIDBatches: the ids the readers of a file's parts kept apart are,
+// merged, the set that adding them one by one makes, and an id that came
+// twice (in one batch or two, of pi's form or not) is reported (bugs made
+// to see it fail: a batch merged unsorted; two batches appended, not
+// merged; a duplicate across batches, or within one, not reported; the
+// set's own ids not looked up before an add).
+func TestIDBatches(t *testing.T) {
 	tests := []struct {
 		name    string
-		ids     [][]string // one goroutine each
+		ids     [][]string // one batch each
 		wantDup bool
 	}{
-		{"apart", [][]string{{"00000001", "00000002", "x-1"}, {"00000003", "x-2"}}, false},
+		{"apart", [][]string{{"00000001", "00000004", "x-1"}, {"00000003", "00000002", "x-2"}}, false},
+		{"interleaved", [][]string{everyOther(hexIDs(0, 40), 0), everyOther(hexIDs(0, 40), 1), {"0000ffff"}}, false},
 		{"the same hex id in two", [][]string{{"00000001", "00000002"}, {"00000002", "00000003"}}, true},
 		{"the same other id in two", [][]string{{"x-1"}, {"x-1"}}, true},
 		{"twice in one", [][]string{{"00000001", "00000001"}, {}}, true},
-		// A file that grew while it was read: more ids than the table
-		// sized for 8 has slots (it once probed a full table forever).
-		{"more than the table holds", [][]string{hexIDs(0, 20), append(hexIDs(20, 40), "00000003")}, true},
+		{"twice in the last", [][]string{{"00000005"}, {"00000009", "00000007", "00000009"}}, true},
+		{"none", [][]string{{}, {}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for range 50 { // more chances for the race detector to see a plain store
-				s := newIDSet(8)
-				adds := make([]*sharedAdds, len(tt.ids))
-				var wg sync.WaitGroup
-				for k, ids := range tt.ids {
-					adds[k] = new(sharedAdds)
-					wg.Go(func() {
-						for _, id := range ids {
-							s.addShared(adds[k], id)
-						}
-					})
+			s := newIDSet(0)
+			var bs []*idBatch
+			for _, ids := range tt.ids {
+				b := newIDBatch(len(ids))
+				for _, id := range ids {
+					b.add(id)
 				}
-				wg.Wait()
-				if dup := s.merge(adds...); dup != tt.wantDup {
-					t.Fatalf("merge reported a duplicate: %v, want %v", dup, tt.wantDup)
+				b.done()
+				bs = append(bs, b)
+			}
+			if dup := s.merge(bs...); dup != tt.wantDup {
+				t.Fatalf("merge reported a duplicate: %v, want %v", dup, tt.wantDup)
+			}
+			one := newIDSet(0)
+			for _, ids := range tt.ids {
+				for _, id := range ids {
+					one.add(id)
 				}
-				one := newIDSet(8)
-				for _, ids := range tt.ids {
-					for _, id := range ids {
-						one.add(id)
+			}
+			if g, w := idsOf(s), idsOf(one); !reflect.DeepEqual(g, w) {
+				t.Fatalf("merged batches hold %v, one by one %v", g, w)
+			}
+			// Every id merged is in the set for newEntryID, and an add of
+			// one is a duplicate.
+			for _, ids := range tt.ids {
+				for _, id := range ids {
+					if !s.has(id) || !s.add(id) {
+						t.Fatalf("%s merged, then has %v, add not a duplicate", id, s.has(id))
 					}
 				}
-				if g, w := idsOf(s), idsOf(one); !reflect.DeepEqual(g, w) {
-					t.Fatalf("shared adds hold %v, one by one %v", g, w)
-				}
-			}
-		})
-	}
-}
-
-// TestAddSharedLostCAS: a reader whose compare-and-swap on a free slot
-// loses looks again at what the winner put there: the same id is a
-// duplicate, stored once; another id sends it on to the next slot (bug
-// made to see it fail: a lost slot skipped without looking again, which
-// stores an id a second time and reports no duplicate).
-func TestAddSharedLostCAS(t *testing.T) {
-	const id, other = "0000000a", "0000000b"
-	tests := []struct {
-		name    string
-		taken   bool   // another id is in the slot id's probe starts at
-		winner  string // what another reader puts in the slot of id's first CAS; "" for none
-		wantN   int    // ids the reader counts as its own
-		wantDup bool
-	}{
-		{"won", false, "", 1, false},
-		{"lost to the same id", false, id, 0, true},
-		{"lost to another id", false, other, 1, false},
-		{"lost past a taken slot", true, id, 0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := newIDSet(8)
-			v, _ := hexID(id)
-			if tt.taken {
-				w, _ := hexID(other)
-				s.table[s.home(v)] = w + 1
-			}
-			lost := false
-			cas := func(addr *uint32, old, new uint32) bool {
-				if tt.winner != "" && !lost {
-					lost = true
-					w, _ := hexID(tt.winner)
-					*addr = w + 1 // the other reader's store, just before ours
-					return false
-				}
-				return atomic.CompareAndSwapUint32(addr, old, new)
-			}
-			var a sharedAdds
-			s.addSharedCAS(&a, id, cas)
-			if a.n != tt.wantN || a.dup != tt.wantDup {
-				t.Fatalf("counted %d, duplicate %v; want %d, %v", a.n, a.dup, tt.wantN, tt.wantDup)
-			}
-			stored := 0
-			for _, w := range s.table {
-				if w == v+1 {
-					stored++
-				}
-			}
-			if stored != 1 {
-				t.Fatalf("%s stored %d times, want once", id, stored)
 			}
 		})
 	}
@@ -364,17 +311,19 @@ func entryTexts(ld *Loaded) []string {
 	return out
 }
 
-// idsOf is what a set holds, as the sorted hex ids of its table, its
-// count and its other ids.
+// idsOf is what a set holds, as its sorted hex ids (read or added) and
+// its other ids.
 func idsOf(s *idSet) []string {
 	var ids []string
+	for _, v := range s.loaded {
+		ids = append(ids, fmt.Sprintf("%08x", v))
+	}
 	for _, w := range s.table {
 		if w != 0 {
 			ids = append(ids, fmt.Sprintf("%08x", w-1))
 		}
 	}
 	slices.Sort(ids)
-	ids = append(ids, fmt.Sprint("count ", s.n, ", table ", len(s.table)))
 	for id := range s.other {
 		ids = append(ids, "other "+id)
 	}
@@ -395,6 +344,15 @@ func FuzzReadInParts(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkParts(t, data) })
+}
+
+// everyOther is ids[from], ids[from+2], …
+func everyOther(ids []string, from int) []string {
+	var out []string
+	for i := from; i < len(ids); i += 2 {
+		out = append(out, ids[i])
+	}
+	return out
 }
 
 // hexIDs are the ids from..to-1 in pi's 8-hex-digit form.

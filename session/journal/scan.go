@@ -86,7 +86,7 @@ func Scan(ctx context.Context, path string, from Pos, fn func(e *Entry, at Pos) 
 		// r.ld.Entries holds only the entry before, which a version 1
 		// file's entries chain to (see entry).
 		before := len(r.ld.Entries)
-		r.entry(s.pos.Line, line, complete, nil) // no ids: they are Open's bookkeeping
+		r.entry(s.pos.Line, line, complete) // no r.ids: they are Open's bookkeeping
 		r.keepWarnings(out)
 		if len(r.ld.Entries) == before {
 			continue // skipped, with a warning
