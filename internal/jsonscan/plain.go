@@ -8,8 +8,8 @@ import (
 // The byte scans of Str and key, the loops a streamed chunk spends most
 // of its parsing in.
 
-// Eight bytes at a time, the masks of plain: each byte's high bit, each
-// byte 1, and each byte the character of its name.
+// Eight bytes at a time, the masks of plainHigh and asciiRun: each
+// byte's high bit, each byte 1, and each byte the character of its name.
 const (
 	highs    = 0x8080808080808080
 	ones     = 0x0101010101010101
@@ -18,24 +18,18 @@ const (
 	controls = 0x20 * ones
 )
 
-// plain returns where the run of bytes at b[j:] that Str passes over
-// (no quote, backslash or control byte) ends: len(b) if it does not. It
-// reads eight bytes at a time. In a word, a byte is zero after XOR with
-// '"' (or '\\') exactly when it is one, and (v-ones)&^v&highs sets the
-// high bit of the first zero byte of v (bits above it may be set by the
-// borrow, which the lowest set bit is not); (x-controls)&^x&highs does the
-// same for the first byte below 0x20. The lowest bit set of the three is
-// the first byte Str must look at.
-func plain(b []byte, j int) int {
-	j, _ = plainHigh(b, j)
-	return j
-}
-
-// plainHigh is plain, also reporting whether a byte it passed over is
-// past ASCII (0x80 or more): a string without one is valid UTF-8 as it
-// is, which spares its reader a second pass (utf8.Valid was a thirtieth
-// of a long session's load). The bytes of the word before the one plain
-// stops at are in it; those after are another token's.
+// plainHigh returns where the run of bytes at b[j:] that Str passes over
+// (no quote, backslash or control byte) ends, len(b) if it does not, and
+// whether a byte it passed over is past ASCII (0x80 or more): a string
+// without one is valid UTF-8 as it is, which spares its reader a second
+// pass (utf8.Valid was a thirtieth of a long session's load). It reads
+// eight bytes at a time. In a word, a byte is zero after XOR with '"' (or
+// '\\') exactly when it is one, and (v-ones)&^v&highs sets the high bit of
+// the first zero byte of v (bits above it may be set by the borrow, which
+// the lowest set bit is not); (x-controls)&^x&highs does the same for the
+// first byte below 0x20. The lowest bit set of the three is the first
+// byte Str must look at; the bytes of its word before it are ORed into
+// what was passed over, those after it are another token's.
 func plainHigh(b []byte, j int) (int, bool) {
 	var seen uint64 // the bytes passed over, ORed
 	for ; j+8 <= len(b); j += 8 {
@@ -60,7 +54,7 @@ func plainHigh(b []byte, j int) (int, bool) {
 
 // asciiRun returns where the run of bytes at b[j:] that an unquote
 // copies as they are (ASCII, no backslash) ends: len(b) if it does not.
-// It reads eight bytes at a time as plain does, a byte past ASCII being
+// It reads eight bytes at a time as plainHigh does, a byte past ASCII being
 // marked by its own high bit. Copying texts byte by byte was a tenth of
 // loading a session whose messages have newlines and quotes.
 func asciiRun(b []byte, j int) int {

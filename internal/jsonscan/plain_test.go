@@ -5,13 +5,13 @@ import (
 	"testing"
 )
 
-// TestPlainFindsFirstSpecialByte: plain, which reads eight bytes at a
+// TestPlainFindsFirstSpecialByte: plainHigh, which reads eight bytes at a
 // time, stops at exactly the first quote, backslash or control byte, at
 // every offset of a word and after any plain byte, including the ones
 // next to the special bytes in value (0x1f, 0x21, 0x5b, 0x5d) and the
 // bytes of UTF-8 (0x80–0xff), which the word arithmetic could mistake.
 func TestPlainFindsFirstSpecialByte(t *testing.T) {
-	checkStops(t, plain, []byte{'a', ' ', 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff, 0x01 + '"', 0x20}, []byte{'"', '\\', 0x00, 0x01, 0x0a, 0x1f})
+	checkStops(t, plainEnd, []byte{'a', ' ', 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff, 0x01 + '"', 0x20}, []byte{'"', '\\', 0x00, 0x01, 0x0a, 0x1f})
 }
 
 // checkStops: scan, a byte scan that reads eight bytes at a time, stops

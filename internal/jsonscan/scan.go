@@ -257,12 +257,12 @@ func (s *Scanner) expected(w string) bool {
 	return true
 }
 
-// keyOf reads a key and finds it in known, its search
-// starting at *next and going round, which it moves past the key found.
-// It returns "" for a key known does not hold, and fails (as on bad JSON)
-// for one that matches one of known only when case is folded: known's
-// keys differ by more than case, so a key spelled as one of them matches
-// no other when folded, and encoding/json would take it.
+// keyOf reads a key and finds it in known, the search starting at *next
+// and going round, and moves *next past the key found. It returns "" for
+// a key known does not hold, and fails (as on bad JSON) for one that
+// matches one of known only when case is folded: known's keys differ by
+// more than case, so a key spelled as one of them matches no other when
+// folded, and encoding/json would take it.
 func (s *Scanner) keyOf(known []string, next *int) (string, bool) {
 	raw, esc, ok := s.Str()
 	if !ok || esc {

@@ -195,7 +195,6 @@ func readJournalIn(rd io.Reader, path string, most int, least int64) (*readResul
 func readCounted(rd io.Reader, path string, lines int, cuts []cut) (*readResult, error) {
 	r := &journalReader{ld: &Loaded{}}
 	res := &readResult{loaded: r.ld, ids: newIDSet(0)}
-	r.ids = newIDBatch(lines)
 	var entries []Entry
 	var msgs []llm.Message
 	if lines > 0 {
@@ -217,8 +216,8 @@ func readCounted(rd io.Reader, path string, lines int, cuts []cut) (*readResult,
 		// its lines (readParts).
 		src.N = cuts[0].off
 		r.ld.Entries, r.scan.msgs = entries[:0:cuts[0].line-2], msgs[:0:cuts[0].line-2]
-		r.ids = newIDBatch(cuts[0].line - 2)
 	}
+	r.ids = newIDBatch(cap(r.ld.Entries)) // one id a line of its region
 	onePass := func() {
 		src.N, cuts = noLimit, nil
 		// Nothing was read into the slabs yet: all of them is this
