@@ -83,14 +83,8 @@ func (s *Scanner) lit(l string) bool {
 // whether it has escapes (Unquote decodes them). raw is the input's own
 // bytes.
 func (s *Scanner) Str() (raw []byte, esc, ok bool) {
-	s.ws()
-	end, esc := QuotedAt(s.b, s.i)
-	if end < 0 {
-		return nil, false, false
-	}
-	raw = s.b[s.i+1 : end-1]
-	s.i = end
-	return raw, esc, true
+	raw, esc, _, ok = s.quoted()
+	return raw, esc, ok
 }
 
 // Quoted reads a string token as Str does, reporting instead of its
@@ -98,14 +92,20 @@ func (s *Scanner) Str() (raw []byte, esc, ok bool) {
 // UTF-8 (Unquote decodes any other, as encoding/json would). It checks
 // UTF-8 only for a string with a byte past ASCII.
 func (s *Scanner) Quoted() (raw []byte, plain, ok bool) {
+	raw, esc, high, ok := s.quoted()
+	return raw, ok && asIs(raw, esc, high), ok
+}
+
+// quoted reads a string token after white space (quotedAt).
+func (s *Scanner) quoted() (raw []byte, esc, high, ok bool) {
 	s.ws()
 	end, esc, high := quotedAt(s.b, s.i)
 	if end < 0 {
-		return nil, false, false
+		return nil, false, false, false
 	}
 	raw = s.b[s.i+1 : end-1]
 	s.i = end
-	return raw, asIs(raw, esc, high), true
+	return raw, esc, high, true
 }
 
 // Text reads a string or null as Go text, the way encoding/json does.

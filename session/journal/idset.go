@@ -33,10 +33,12 @@ func newIDSet(n int) *idSet {
 
 // add puts id in the set and reports whether it was there already.
 func (s *idSet) add(id string) (dup bool) {
-	if s.has(id) {
-		return true
-	}
 	v, ok := hexID(id)
+	if ok {
+		if _, found := slices.BinarySearch(s.loaded, v); found {
+			return true
+		}
+	}
 	if !ok {
 		if s.other == nil {
 			s.other = map[string]struct{}{}
@@ -92,9 +94,14 @@ func (s *idSet) merge(bs ...*idBatch) (dup bool) {
 	for _, b := range bs {
 		n += len(b.hex)
 	}
-	all := make([]uint32, 0, n)
-	for _, b := range bs {
-		all = mergeSorted(all, b.hex)
+	var all []uint32
+	if len(bs) == 1 {
+		all = bs[0].hex // a read in one pass: its batch is the list
+	} else {
+		all = make([]uint32, 0, n)
+		for _, b := range bs {
+			all = mergeSorted(all, b.hex)
+		}
 	}
 	for i := 1; i < len(all); i++ {
 		if all[i] == all[i-1] {
